@@ -1,0 +1,22 @@
+# Installed layout: DESIGN.md §1.
+install(TARGETS pmix EXPORT pmixppTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+install(EXPORT pmixppTargets NAMESPACE pmixpp:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pmixpp)
+
+include(CMakePackageConfigHelpers)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/pmixppConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/pmixppConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pmixpp)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/pmixppConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/pmixppConfig.cmake ${PROJECT_BINARY_DIR}/pmixppConfigVersion.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/PmixppComponent.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pmixpp)
+
+configure_file(${PROJECT_SOURCE_DIR}/cmake/pmix.pc.in ${PROJECT_BINARY_DIR}/pmix.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/pmix.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+install(FILES ${PROJECT_SOURCE_DIR}/etc/pmix-mca-params.conf DESTINATION ${CMAKE_INSTALL_SYSCONFDIR})

@@ -1,0 +1,196 @@
+// The gds_hash blob format (see blob_format.hpp): writer and readers.
+#include "blob_format.hpp"
+
+#include <pmix.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+namespace pmixpp::gds_hash {
+
+using mca::Result;
+using mca::Status;
+using mca::gds::Blob;
+
+// --- writer -----------------------------------------------------------------
+
+BlobWriter::BlobWriter(BlobKind kind, std::uint32_t count) {
+    char *name = const_cast<char *>(kBlobFormatName);
+    std::uint16_t version = kBlobFormatVersion;
+    auto kind_byte = static_cast<std::uint8_t>(kind);
+    pack(&name, PMIX_STRING, "the format name");
+    pack(&version, PMIX_UINT16, "the format version");
+    pack(&kind_byte, PMIX_UINT8, "the blob kind");
+    pack(&count, PMIX_UINT32, "the item count");
+}
+
+BlobWriter::~BlobWriter() {
+    PMIX_DATA_BUFFER_DESTRUCT(&buffer_);
+}
+
+void BlobWriter::pack(void *src, pmix_data_type_t type, std::string_view what) {
+    if (failure_ != PMIX_SUCCESS) return;
+    const pmix_status_t rc = PMIx_Data_pack(nullptr, &buffer_, src, 1, type);
+    if (rc != PMIX_SUCCESS) {
+        failure_ = rc;
+        failure_message_ =
+            "gds_hash: cannot serialize " + std::string(what) + ": " + PMIx_Error_string(rc);
+    }
+}
+
+void BlobWriter::add_modex_item(std::string_view key, pmix_scope_t scope,
+                                const pmix_value_t &value) {
+    std::string key_text(key);
+    char *key_ptr = key_text.data();
+    const std::string what = "key " + key_text;
+    pack(&key_ptr, PMIX_STRING, what);
+    pack(&scope, PMIX_SCOPE, what);
+    pack(const_cast<pmix_value_t *>(&value), PMIX_VALUE, what);
+}
+
+void BlobWriter::add_job_item(const pmix_info_t &info) {
+    pack(const_cast<pmix_info_t *>(&info), PMIX_INFO,
+         "job info " + std::string(bounded(info.key, sizeof(info.key))));
+}
+
+Result<Blob> BlobWriter::finish() {
+    if (failure_ != PMIX_SUCCESS) return Status(failure_, failure_message_);
+    const auto *begin = reinterpret_cast<const std::byte *>(buffer_.base_ptr);
+    return Blob(begin, begin + buffer_.bytes_used);
+}
+
+// --- owned infos --------------------------------------------------------------
+
+OwnedInfos::~OwnedInfos() {
+    release();
+}
+
+OwnedInfos &OwnedInfos::operator=(OwnedInfos &&other) noexcept {
+    if (this != &other) {
+        release();
+        items_ = std::move(other.items_);
+        other.items_.clear();
+    }
+    return *this;
+}
+
+void OwnedInfos::release() noexcept {
+    for (auto &info : items_) PMIx_Value_destruct(&info.value);
+    items_.clear();
+}
+
+// --- readers ----------------------------------------------------------------
+
+namespace {
+
+Status corrupt(std::string_view why) {
+    return Status(PMIX_ERR_UNPACK_FAILURE, "gds_hash: cannot read blob: " + std::string(why));
+}
+
+// Reads a blob's segments from a private copy of its bytes.
+class SegmentReader {
+  public:
+    explicit SegmentReader(std::span<const std::byte> blob) {
+        if (!blob.empty()) {
+            pmix_byte_object_t bytes{
+                const_cast<char *>(reinterpret_cast<const char *>(blob.data())), blob.size()};
+            embedded_ = PMIx_Data_embed(&buffer_, &bytes);
+        }
+    }
+    ~SegmentReader() { PMIX_DATA_BUFFER_DESTRUCT(&buffer_); }
+    SegmentReader(const SegmentReader &) = delete;
+    SegmentReader &operator=(const SegmentReader &) = delete;
+
+    bool at_end() const noexcept {
+        return buffer_.base_ptr == nullptr ||
+               buffer_.unpack_ptr >= buffer_.base_ptr + buffer_.bytes_used;
+    }
+
+    // Reads one segment header; returns its item count.
+    Result<std::uint32_t> header(BlobKind expected) {
+        if (embedded_ != PMIX_SUCCESS) return Status(embedded_, "gds_hash: cannot copy blob");
+        char *name = nullptr;
+        if (!unpack(&name, PMIX_STRING)) return corrupt("no gds_hash format name");
+        const bool ours = name != nullptr && std::strcmp(name, kBlobFormatName) == 0;
+        std::free(name);
+        if (!ours) return corrupt("not a gds_hash blob (foreign format)");
+        std::uint16_t version = 0;
+        if (!unpack(&version, PMIX_UINT16)) return corrupt("truncated header");
+        if (version != kBlobFormatVersion) {
+            return corrupt("format version " + std::to_string(version) + ", this module reads " +
+                           std::to_string(kBlobFormatVersion));
+        }
+        std::uint8_t kind = 0;
+        std::uint32_t count = 0;
+        if (!unpack(&kind, PMIX_UINT8) || !unpack(&count, PMIX_UINT32)) {
+            return corrupt("truncated header");
+        }
+        if (kind != static_cast<std::uint8_t>(expected)) {
+            return corrupt(expected == BlobKind::modex ? "a job blob where a modex blob belongs"
+                                                       : "a modex blob where a job blob belongs");
+        }
+        return count;
+    }
+
+    bool unpack(void *dest, pmix_data_type_t type) {
+        std::int32_t n = 1;
+        return PMIx_Data_unpack(nullptr, &buffer_, dest, &n, type) == PMIX_SUCCESS && n == 1;
+    }
+
+  private:
+    pmix_data_buffer_t buffer_{};
+    pmix_status_t embedded_ = PMIX_SUCCESS;
+};
+
+bool shareable_scope(pmix_scope_t scope) {
+    return scope == PMIX_LOCAL || scope == PMIX_REMOTE || scope == PMIX_GLOBAL;
+}
+
+}  // namespace
+
+Result<std::vector<ModexItem>> read_modex_blob(std::span<const std::byte> blob) {
+    std::vector<ModexItem> items;
+    SegmentReader reader(blob);
+    while (!reader.at_end()) {
+        auto count = reader.header(BlobKind::modex);
+        if (!count) return count.status();
+        for (std::uint32_t i = 0; i < count.value(); ++i) {
+            ModexItem item;
+            char *key = nullptr;
+            if (!reader.unpack(&key, PMIX_STRING)) return corrupt("truncated key");
+            if (key != nullptr) item.key = key;
+            std::free(key);
+            if (item.key.empty() || item.key.size() > PMIX_MAX_KEYLEN) {
+                return corrupt("empty or overlong key");
+            }
+            if (!reader.unpack(&item.scope, PMIX_SCOPE) || !shareable_scope(item.scope)) {
+                return corrupt("bad scope for key " + item.key);
+            }
+            pmix_value_t value{};
+            const bool ok = reader.unpack(&value, PMIX_VALUE);
+            item.value.adopt(value);  // released either way
+            if (!ok) return corrupt("bad value for key " + item.key);
+            items.push_back(std::move(item));
+        }
+    }
+    return items;
+}
+
+Result<OwnedInfos> read_job_blob(std::span<const std::byte> blob) {
+    OwnedInfos infos;
+    SegmentReader reader(blob);
+    while (!reader.at_end()) {
+        auto count = reader.header(BlobKind::job);
+        if (!count) return count.status();
+        for (std::uint32_t i = 0; i < count.value(); ++i) {
+            pmix_info_t info{};
+            const bool ok = reader.unpack(&info, PMIX_INFO);
+            infos.items().push_back(info);  // owned from here, released either way
+            if (!ok) return corrupt("truncated or malformed job info");
+        }
+    }
+    return infos;
+}
+
+}  // namespace pmixpp::gds_hash

@@ -1,0 +1,76 @@
+// ptl_tcp: PMIx connections over TCP (IPv4 and IPv6), for tools and for
+// clients that cannot use AF_UNIX. No kernel credentials: the handshake's
+// per-job secret vouches for the peer. TCP_NODELAY on every connection.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pmixpp/mca/ptl.hpp"
+
+namespace pmixpp::ptl_tcp {
+
+// When listen() opens listeners (parameter ptl_tcp_listen).
+enum class ListenPolicy {
+    // When the server info asks for tool, system or remote support
+    // (PMIX_SERVER_TOOL_SUPPORT, _SYSTEM_SUPPORT, _REMOTE_CONNECTIONS), sets a
+    // PMIX_TCP_* listening attribute, or when PMIX_MCA_ptl names tcp or
+    // leaves usock out.
+    automatic,
+    always,
+    never,
+};
+
+// The component's parameters and what the host offers, fixed at creation.
+struct TcpConfig {
+    int priority = 0;
+    ListenPolicy listen = ListenPolicy::automatic;
+    bool explicitly_requested = false;  // PMIX_MCA_ptl names tcp or leaves usock out
+    std::string if_include;             // ptl_tcp_if_include; empty: loopback
+    unsigned port = 0;                  // ptl_tcp_port; 0: ephemeral
+    bool ipv4 = true;                   // ptl_tcp_ipv4 and the host has IPv4
+    bool ipv6 = true;                   // ptl_tcp_ipv6 and the host has IPv6
+};
+
+// Whether this host can make TCP sockets of `family` (AF_INET, AF_INET6) and
+// bind its loopback address.
+bool family_available(int family);
+
+// Immutable after construction: connect() and listen() may overlap.
+class TcpModule final : public mca::ptl::Module {
+  public:
+    explicit TcpModule(TcpConfig config) : config_(std::move(config)) {}
+
+    std::vector<std::string> uri_schemes() const override { return {"tcp4", "tcp6"}; }
+    // Refuses the URIs of a family that is disabled or missing here.
+    bool handles_uri(std::string_view uri) const override;
+    int priority() const override { return config_.priority; }
+
+    // At most one listener per family (see ListenPolicy and
+    // listen_addresses()); ports from PMIX_TCP_IPV4_PORT / PMIX_TCP_IPV6_PORT,
+    // else ptl_tcp_port. PMIX_TCP_IF_INCLUDE replaces ptl_tcp_if_include,
+    // PMIX_TCP_DISABLE_IPV4/6 drop a family. With PMIX_SERVER_TOOL_SUPPORT,
+    // also writes the rendezvous file <server tmpdir>/pmixpp.<host>.tool.<pid>
+    // (tcp_rendezvous.hpp), removed with the last of these listeners.
+    mca::Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> listen(
+        std::span<const pmix_info_t> server_info) override;
+
+    // The URIs in the rendezvous files of live servers on this host, under
+    // PMIX_SERVER_TMPDIR / PMIX_SYSTEM_TMPDIR of `directives`, $TMPDIR and
+    // /tmp; only the server PMIX_SERVER_PIDINFO when given.
+    mca::Result<std::vector<std::string>> find_servers(
+        std::span<const pmix_info_t> directives) override;
+
+    // Non-blocking connect, then poll until connected or `timeout`.
+    mca::Result<std::unique_ptr<mca::ptl::Connection>> connect(
+        std::string_view uri, std::chrono::milliseconds timeout) override;
+
+  private:
+    TcpConfig config_;
+};
+
+}  // namespace pmixpp::ptl_tcp

@@ -1,0 +1,230 @@
+#include "usock_transport.hpp"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <optional>
+
+#include "ptl_socket.hpp"
+
+namespace pmixpp::ptl_usock {
+namespace {
+
+using mca::Result;
+using mca::Status;
+using mca::ptl::PeerCredentials;
+using ptl_socket::errno_text;
+using ptl_socket::UniqueFd;
+
+constexpr const char *kComponent = "ptl_usock";
+// Longest path an AF_UNIX address holds (sun_path keeps a terminating NUL).
+constexpr std::size_t kMaxPathLength = sizeof(sockaddr_un::sun_path) - 1;
+
+std::string uri_of(std::string_view path) {
+    return std::string(kScheme) + "://" + std::string(path);
+}
+
+// The address of `path`, or a BAD_PARAM status saying why it cannot be one.
+// `what` names the path in the message ("socket path /tmp/x"), `hint` is what
+// the user can do about it.
+Result<sockaddr_un> unix_address(std::string_view path, std::string_view what,
+                                 std::string_view hint) {
+    if (path.size() > kMaxPathLength) {
+        return Status(PMIX_ERR_BAD_PARAM, std::string(kComponent) + ": " + std::string(what) +
+                                              " is " + std::to_string(path.size()) +
+                                              " bytes long; an AF_UNIX socket path holds at most " +
+                                              std::to_string(kMaxPathLength) + " bytes" +
+                                              std::string(hint));
+    }
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, path.data(), path.size());
+    return address;
+}
+
+// The path of "usock://<absolute path>".
+Result<std::string> parse_uri(std::string_view uri) {
+    const std::string_view prefix = "usock://";
+    const auto bad = [&](std::string_view why) {
+        return Status(PMIX_ERR_BAD_PARAM, std::string(kComponent) + ": malformed URI '" +
+                                              std::string(uri) + "': " + std::string(why) +
+                                              " (expected usock://<absolute socket path>)");
+    };
+    if (!uri.starts_with(prefix)) return bad("not a usock URI");
+    const std::string_view path = uri.substr(prefix.size());
+    if (path.empty() || path.front() != '/') return bad("the path is not absolute");
+    if (path.find('\0') != std::string_view::npos) return bad("the path contains a NUL byte");
+    return std::string(path);
+}
+
+std::optional<PeerCredentials> read_peer_credentials(int fd) {
+    ucred cred{};
+    socklen_t length = sizeof(cred);
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0 || length != sizeof(cred)) {
+        return std::nullopt;
+    }
+    return PeerCredentials{cred.uid, cred.gid, cred.pid};
+}
+
+std::string describe(std::string_view uri, const std::optional<PeerCredentials> &cred) {
+    std::string text(uri);
+    if (cred) {
+        text += " (pid " + std::to_string(cred->pid) + ", uid " + std::to_string(cred->uid) + ")";
+    }
+    return text;
+}
+
+// Whether `path` is a socket nobody listens on any more (left behind by a
+// process that died without cleaning up, whose pid we now have).
+bool is_abandoned_socket(const sockaddr_un &address) {
+    struct stat st {};
+    if (::lstat(address.sun_path, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+    UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!probe) return false;
+    const int rc =
+        ::connect(probe.get(), reinterpret_cast<const sockaddr *>(&address), sizeof(address));
+    return rc != 0 && errno == ECONNREFUSED;
+}
+
+std::string default_tmpdir(std::span<const pmix_info_t> server_info, const UsockConfig &config) {
+    if (auto dir = ptl_socket::info_string(server_info, PMIX_SERVER_TMPDIR)) return *dir;
+    if (!config.tmpdir.empty()) return config.tmpdir;
+    if (const char *env = std::getenv("TMPDIR"); env != nullptr && env[0] != '\0') return env;
+    return "/tmp";
+}
+
+class UsockListener final : public mca::ptl::Listener {
+  public:
+    UsockListener(UniqueFd fd, std::string path, dev_t dev, ino_t ino)
+        : fd_(std::move(fd)), path_(std::move(path)), uri_(uri_of(path_)), dev_(dev), ino_(ino) {}
+
+    // Removes the socket file, unless someone replaced it with another file
+    // since we bound it (then it is not ours to remove).
+    ~UsockListener() override {
+        struct stat st {};
+        if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_) {
+            ::unlink(path_.c_str());
+        }
+    }
+
+    int fd() const override { return fd_.get(); }
+    std::string uri() const override { return uri_; }
+
+    Result<std::unique_ptr<mca::ptl::Connection>> accept() override {
+        auto accepted = ptl_socket::accept_pending(fd_.get(), kComponent, uri_);
+        if (!accepted) return accepted.status();
+        UniqueFd fd = std::move(accepted).value();
+        const auto cred = read_peer_credentials(fd.get());
+        std::string peer = describe(uri_, cred);
+        return std::make_unique<ptl_socket::StreamConnection>(std::move(fd), cred, std::move(peer));
+    }
+
+  private:
+    UniqueFd fd_;
+    std::string path_;
+    std::string uri_;
+    dev_t dev_;
+    ino_t ino_;
+};
+
+// Distinguishes the listeners of one process (a server and a tool in one
+// process, tests): the pid makes the name unique among live processes.
+std::atomic<unsigned> listener_sequence{0};
+
+}  // namespace
+
+Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> UsockModule::listen(
+    std::span<const pmix_info_t> server_info) {
+    std::string dir = default_tmpdir(server_info, config_);
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const std::string path = dir + "/pmixpp." + std::to_string(::getpid()) + "." +
+                             std::to_string(listener_sequence.fetch_add(1));
+    auto address =
+        unix_address(path, "socket path " + path,
+                     " (set PMIX_SERVER_TMPDIR or ptl_usock_tmpdir to a shorter directory)");
+    if (!address) return address.status();
+
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) {
+        return Status(PMIX_ERROR, std::string(kComponent) +
+                                      ": cannot create an AF_UNIX socket: " + errno_text(errno));
+    }
+    const auto *sa = reinterpret_cast<const sockaddr *>(&address.value());
+    int rc = ::bind(fd.get(), sa, sizeof(sockaddr_un));
+    if (rc != 0 && errno == EADDRINUSE && is_abandoned_socket(address.value())) {
+        ::unlink(path.c_str());
+        rc = ::bind(fd.get(), sa, sizeof(sockaddr_un));
+    }
+    if (rc != 0) {
+        const int err = errno;
+        return Status(err == EACCES ? PMIX_ERR_NO_PERMISSIONS : PMIX_ERROR,
+                      std::string(kComponent) + ": cannot bind " + path + ": " + errno_text(err));
+    }
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || ::listen(fd.get(), SOMAXCONN) != 0) {
+        const int err = errno;
+        ::unlink(path.c_str());
+        return Status(PMIX_ERROR, std::string(kComponent) + ": cannot listen on " + path + ": " +
+                                      errno_text(err));
+    }
+    std::vector<std::unique_ptr<mca::ptl::Listener>> listeners;
+    listeners.push_back(std::make_unique<UsockListener>(std::move(fd), path, st.st_dev, st.st_ino));
+    return listeners;
+}
+
+// AF_UNIX connect never reports EINPROGRESS: a full backlog is EAGAIN on a
+// non-blocking socket, while a blocking one sleeps until the server accepts or
+// SO_SNDTIMEO runs out. So the socket stays blocking, with SO_SNDTIMEO set to
+// what is left of the timeout, and turns non-blocking once connected.
+Result<std::unique_ptr<mca::ptl::Connection>> UsockModule::connect(
+    std::string_view uri, std::chrono::milliseconds timeout) {
+    auto path = parse_uri(uri);
+    if (!path) return path.status();
+    auto address = unix_address(path.value(), "the path of URI " + std::string(uri), "");
+    if (!address) return address.status();
+
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd) {
+        return Status(PMIX_ERROR, std::string(kComponent) +
+                                      ": cannot create an AF_UNIX socket: " + errno_text(errno));
+    }
+    const auto deadline = ptl_socket::Clock::now() + timeout;
+    for (;;) {
+        const int left_ms = ptl_socket::remaining_ms(deadline);
+        if (left_ms == 0) {
+            // SO_SNDTIMEO 0 would mean "forever": make the last try non-blocking.
+            ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) | O_NONBLOCK);
+        } else {
+            const timeval tv{left_ms / 1000, (left_ms % 1000) * 1000};
+            ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        }
+        if (::connect(fd.get(), reinterpret_cast<const sockaddr *>(&address.value()),
+                      sizeof(sockaddr_un)) == 0) {
+            break;
+        }
+        const int err = errno;
+        if (err == EINTR) continue;
+        if (err == EAGAIN || err == EWOULDBLOCK) {
+            if (left_ms == 0) return ptl_socket::connect_timeout(timeout, kComponent, uri);
+            continue;  // the backlog stayed full for SO_SNDTIMEO; try once more at the deadline
+        }
+        return ptl_socket::connect_failure(err, kComponent, uri);
+    }
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0) {
+        return Status(PMIX_ERROR, std::string(kComponent) + ": cannot make the connection to " +
+                                      std::string(uri) + " non-blocking: " + errno_text(errno));
+    }
+    // The server's credentials, as of its listen().
+    const auto cred = read_peer_credentials(fd.get());
+    std::string peer = describe(uri, cred);
+    return std::make_unique<ptl_socket::StreamConnection>(std::move(fd), cred, std::move(peer));
+}
+
+}  // namespace pmixpp::ptl_usock

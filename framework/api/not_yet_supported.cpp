@@ -1,0 +1,527 @@
+// The exported PMIx_* functions whose real implementation has not landed yet.
+//
+// Contract (docs/status.md): a function that is not built yet never fakes
+// success. Before any face of the library is initialized it answers
+// PMIX_ERR_INIT, as the standard requires of every call made too early; once
+// a face is initialized it answers PMIX_ERR_NOT_SUPPORTED. The three init
+// functions answer PMIX_ERR_NOT_SUPPORTED. A non-blocking form returns that
+// status at once, so by the standard's rule its callback is never called.
+// Output pointers of the blocking forms are set to empty values so a caller
+// that frees them on error frees nothing.
+//
+// The two void functions that take a callback (PMIx_server_deregister_nspace,
+// PMIx_server_deregister_client) have no return value to carry the status;
+// the standard's equivalent is to report it through the callback, which they
+// call once, inline, when one is given.
+//
+// When an area lands, its functions move out of this file into their face's
+// folder; the exported_symbols test makes sure none goes missing.
+#include <pmix.h>
+#include <pmix_server.h>
+#include <pmix_tool.h>
+
+#include "runtime/init_state.hpp"
+
+namespace {
+
+pmix_status_t unavailable() noexcept {
+    return pmixpp::runtime::any_face_initialized() ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_INIT;
+}
+
+// Empty an output parameter the caller handed us, if it gave one.
+template <typename T>
+void clear_out(T *out) noexcept {
+    if (out != nullptr) {
+        *out = T{};
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---- Client: initialization --------------------------------------------------------------------
+// ---- Client: key/value exchange and synchronization --------------------------------------------
+// ---- Client: publish / lookup ------------------------------------------------------------------
+PMIX_EXPORT pmix_status_t PMIx_Publish(const pmix_info_t * /*info*/, size_t /*ninfo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Publish_nb(const pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                          pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t * /*data*/, size_t /*ndata*/,
+                                      const pmix_info_t * /*info*/, size_t /*ninfo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char ** /*keys*/, const pmix_info_t * /*info*/,
+                                         size_t /*ninfo*/, pmix_lookup_cbfunc_t /*cbfunc*/,
+                                         void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Unpublish(char ** /*keys*/, const pmix_info_t * /*info*/,
+                                         size_t /*ninfo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Unpublish_nb(char ** /*keys*/, const pmix_info_t * /*info*/,
+                                            size_t /*ninfo*/, pmix_op_cbfunc_t /*cbfunc*/,
+                                            void * /*cbdata*/) {
+    return unavailable();
+}
+
+// ---- Client: spawn, connect, resolve -----------------------------------------------------------
+PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t * /*job_info*/, size_t /*ninfo*/,
+                                     const pmix_app_t * /*apps*/, size_t /*napps*/,
+                                     pmix_nspace_t /*nspace*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t * /*job_info*/, size_t /*ninfo*/,
+                                        const pmix_app_t * /*apps*/, size_t /*napps*/,
+                                        pmix_spawn_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t * /*procs*/, size_t /*nprocs*/,
+                                       const pmix_info_t * /*info*/, size_t /*ninfo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t * /*procs*/, size_t /*nprocs*/,
+                                          const pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                          pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t * /*procs*/, size_t /*nprocs*/,
+                                          const pmix_info_t * /*info*/, size_t /*ninfo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t * /*ranges*/, size_t /*nprocs*/,
+                                             const pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                             pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char * /*nodename*/,
+                                             const pmix_nspace_t /*nspace*/, pmix_proc_t **procs,
+                                             size_t *nprocs) {
+    clear_out(procs);
+    clear_out(nprocs);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t /*nspace*/, char **nodelist) {
+    clear_out(nodelist);
+    return unavailable();
+}
+
+// ---- Client: query, log, allocation, job control, monitoring -----------------------------------
+PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t * /*queries*/, size_t /*nqueries*/,
+                                          pmix_info_t **results, size_t *nresults) {
+    clear_out(results);
+    clear_out(nresults);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t * /*queries*/, size_t /*nqueries*/,
+                                             pmix_info_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t * /*data*/, size_t /*ndata*/,
+                                   const pmix_info_t * /*directives*/, size_t /*ndirs*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t * /*data*/, size_t /*ndata*/,
+                                      const pmix_info_t * /*directives*/, size_t /*ndirs*/,
+                                      pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t /*directive*/,
+                                                  pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                  pmix_info_t **results, size_t *nresults) {
+    clear_out(results);
+    clear_out(nresults);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Allocation_request_nb(pmix_alloc_directive_t /*directive*/,
+                                                     pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                     pmix_info_cbfunc_t /*cbfunc*/,
+                                                     void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t * /*targets*/, size_t /*ntargets*/,
+                                           const pmix_info_t * /*directives*/, size_t /*ndirs*/,
+                                           pmix_info_t **results, size_t *nresults) {
+    clear_out(results);
+    clear_out(nresults);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t * /*targets*/, size_t /*ntargets*/,
+                                              const pmix_info_t * /*directives*/, size_t /*ndirs*/,
+                                              pmix_info_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t * /*monitor*/,
+                                               pmix_status_t /*error*/,
+                                               const pmix_info_t * /*directives*/, size_t /*ndirs*/,
+                                               pmix_info_t **results, size_t *nresults) {
+    clear_out(results);
+    clear_out(nresults);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t * /*monitor*/,
+                                                  pmix_status_t /*error*/,
+                                                  const pmix_info_t * /*directives*/,
+                                                  size_t /*ndirs*/, pmix_info_cbfunc_t /*cbfunc*/,
+                                                  void * /*cbdata*/) {
+    return unavailable();
+}
+
+// ---- Client: credentials -----------------------------------------------------------------------
+PMIX_EXPORT pmix_status_t PMIx_Get_credential(const pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                              pmix_byte_object_t * /*credential*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Get_credential_nb(const pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                 pmix_credential_cbfunc_t /*cbfunc*/,
+                                                 void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Validate_credential(const pmix_byte_object_t * /*cred*/,
+                                                   const pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                   pmix_info_t **results, size_t *nresults) {
+    clear_out(results);
+    clear_out(nresults);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t * /*cred*/,
+                                                      const pmix_info_t * /*info*/,
+                                                      size_t /*ninfo*/,
+                                                      pmix_validation_cbfunc_t /*cbfunc*/,
+                                                      void * /*cbdata*/) {
+    return unavailable();
+}
+
+// ---- Client: groups ----------------------------------------------------------------------------
+PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char * /*grp*/, const pmix_proc_t * /*procs*/,
+                                               size_t /*nprocs*/,
+                                               const pmix_info_t * /*directives*/, size_t /*ndirs*/,
+                                               pmix_info_t **results, size_t *nresults) {
+    clear_out(results);
+    clear_out(nresults);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char * /*grp*/,
+                                                  const pmix_proc_t * /*procs*/, size_t /*nprocs*/,
+                                                  const pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                  pmix_info_cbfunc_t /*cbfunc*/,
+                                                  void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char * /*grp*/, const pmix_proc_t * /*procs*/,
+                                            size_t /*nprocs*/, const pmix_info_t * /*info*/,
+                                            size_t /*ninfo*/, pmix_info_t **results,
+                                            size_t *nresult) {
+    clear_out(results);
+    clear_out(nresult);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char * /*grp*/, const pmix_proc_t * /*procs*/,
+                                               size_t /*nprocs*/, const pmix_info_t * /*info*/,
+                                               size_t /*ninfo*/, pmix_info_cbfunc_t /*cbfunc*/,
+                                               void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_join(const char * /*grp*/, const pmix_proc_t * /*leader*/,
+                                          pmix_group_opt_t /*opt*/, const pmix_info_t * /*info*/,
+                                          size_t /*ninfo*/, pmix_info_t **results,
+                                          size_t *nresult) {
+    clear_out(results);
+    clear_out(nresult);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char * /*grp*/, const pmix_proc_t * /*leader*/,
+                                             pmix_group_opt_t /*opt*/, const pmix_info_t * /*info*/,
+                                             size_t /*ninfo*/, pmix_info_cbfunc_t /*cbfunc*/,
+                                             void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char * /*grp*/, const pmix_info_t * /*info*/,
+                                           size_t /*ninfo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char * /*grp*/, const pmix_info_t * /*info*/,
+                                              size_t /*ninfo*/, pmix_op_cbfunc_t /*cbfunc*/,
+                                              void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char * /*grp*/, const pmix_info_t * /*info*/,
+                                              size_t /*ninfo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char * /*grp*/, const pmix_info_t * /*info*/,
+                                                 size_t /*ninfo*/, pmix_op_cbfunc_t /*cbfunc*/,
+                                                 void * /*cbdata*/) {
+    return unavailable();
+}
+
+// ---- Client: events ----------------------------------------------------------------------------
+PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t * /*codes*/, size_t /*ncodes*/,
+                                                      pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                      pmix_notification_fn_t /*evhdlr*/,
+                                                      pmix_hdlr_reg_cbfunc_t /*cbfunc*/,
+                                                      void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t /*evhdlr_ref*/,
+                                                        pmix_op_cbfunc_t /*cbfunc*/,
+                                                        void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t /*status*/,
+                                            const pmix_proc_t * /*source*/,
+                                            pmix_data_range_t /*range*/,
+                                            const pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                            pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+// ---- Client: fabric, topology, locality, progress ----------------------------------------------
+PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t * /*fabric*/,
+                                               const pmix_info_t * /*directives*/,
+                                               size_t /*ndirs*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t * /*fabric*/,
+                                                  const pmix_info_t * /*directives*/,
+                                                  size_t /*ndirs*/, pmix_op_cbfunc_t /*cbfunc*/,
+                                                  void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_update(pmix_fabric_t * /*fabric*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t * /*fabric*/,
+                                                pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t * /*fabric*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister_nb(pmix_fabric_t * /*fabric*/,
+                                                    pmix_op_cbfunc_t /*cbfunc*/,
+                                                    void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Compute_distances(pmix_topology_t * /*topo*/,
+                                                 pmix_cpuset_t * /*cpuset*/, pmix_info_t * /*info*/,
+                                                 size_t /*ninfo*/,
+                                                 pmix_device_distance_t **distances,
+                                                 size_t *ndist) {
+    clear_out(distances);
+    clear_out(ndist);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t * /*topo*/,
+                                                    pmix_cpuset_t * /*cpuset*/,
+                                                    pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                    pmix_device_dist_cbfunc_t /*cbfunc*/,
+                                                    void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Load_topology(pmix_topology_t * /*topo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Parse_cpuset_string(const char * /*cpuset_string*/,
+                                                   pmix_cpuset_t * /*cpuset*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Get_cpuset(pmix_cpuset_t * /*cpuset*/,
+                                          pmix_bind_envelope_t /*ref*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Get_relative_locality(const char * /*locality1*/,
+                                                     const char * /*locality2*/,
+                                                     pmix_locality_t * /*locality*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT void PMIx_Progress(void) {
+    // Nothing to drive: no runtime, no progress engine yet.
+}
+
+// ---- Server ------------------------------------------------------------------------------------
+PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                         pmix_op_cbfunc_t /*cbfunc*/,
+                                                         void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                           pmix_op_cbfunc_t /*cbfunc*/,
+                                                           void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_setup_application(const pmix_nspace_t /*nspace*/,
+                                                        pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                        pmix_setup_application_cbfunc_t /*cbfunc*/,
+                                                        void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const pmix_nspace_t /*nspace*/,
+                                                          pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                          pmix_op_cbfunc_t /*cbfunc*/,
+                                                          void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_IOF_deliver(const pmix_proc_t * /*source*/,
+                                                  pmix_iof_channel_t /*channel*/,
+                                                  const pmix_byte_object_t * /*bo*/,
+                                                  const pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                  pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t * /*directives*/,
+                                                        size_t /*ndirs*/,
+                                                        pmix_info_cbfunc_t /*cbfunc*/,
+                                                        void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t * /*info*/, size_t /*ninfo*/,
+                                                        pmix_info_t * /*directives*/,
+                                                        size_t /*ndirs*/,
+                                                        pmix_op_cbfunc_t /*cbfunc*/,
+                                                        void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Register_attributes(char * /*function*/, char ** /*attrs*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_generate_locality_string(const pmix_cpuset_t * /*cpuset*/,
+                                                               char **locality) {
+    clear_out(locality);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_generate_cpuset_string(const pmix_cpuset_t * /*cpuset*/,
+                                                             char **cpuset_string) {
+    clear_out(cpuset_string);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_define_process_set(const pmix_proc_t * /*members*/,
+                                                         size_t /*nmembers*/,
+                                                         const char * /*pset_name*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(char * /*pset_name*/) {
+    return unavailable();
+}
+
+// ---- Tool --------------------------------------------------------------------------------------
+PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t * /*proc*/, pmix_info_t * /*info*/,
+                                         size_t /*ninfo*/) {
+    return PMIX_ERR_NOT_SUPPORTED;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_finalize(void) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t * /*myproc*/,
+                                                     pmix_proc_t * /*server*/,
+                                                     pmix_info_t * /*info*/, size_t /*ninfo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_connect_to_server(pmix_proc_t * /*proc*/,
+                                                      pmix_info_t * /*info*/, size_t /*ninfo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_disconnect(const pmix_proc_t * /*server*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_get_servers(pmix_proc_t **servers, size_t *nservers) {
+    clear_out(servers);
+    clear_out(nservers);
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_set_server(const pmix_proc_t * /*server*/,
+                                               pmix_info_t * /*info*/, size_t /*ninfo*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t * /*procs*/, size_t /*nprocs*/,
+                                        const pmix_info_t * /*directives*/, size_t /*ndirs*/,
+                                        pmix_iof_channel_t /*channel*/,
+                                        pmix_iof_cbfunc_t /*cbfunc*/,
+                                        pmix_hdlr_reg_cbfunc_t /*regcbfunc*/,
+                                        void * /*regcbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_IOF_deregister(size_t /*iofhdlr*/,
+                                              const pmix_info_t * /*directives*/, size_t /*ndirs*/,
+                                              pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+PMIX_EXPORT pmix_status_t PMIx_IOF_push(const pmix_proc_t * /*targets*/, size_t /*ntargets*/,
+                                        pmix_byte_object_t * /*bo*/,
+                                        const pmix_info_t * /*directives*/, size_t /*ndirs*/,
+                                        pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
+    return unavailable();
+}
+
+}  // extern "C"

@@ -1,0 +1,663 @@
+#include "client/client.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "mca/logging.hpp"
+#include "pmixpp/mca/parameters.hpp"
+#include "runtime/progress.hpp"
+#include "wire/codec.hpp"
+
+namespace pmixpp::client {
+
+using runtime::Completion;
+using runtime::ProgressEngine;
+using wire::BodyReader;
+using wire::BodyWriter;
+using wire::Channel;
+using wire::Command;
+using wire::Frame;
+
+namespace {
+
+auto log() {
+    return mca::framework_logger("client");
+}
+
+std::chrono::seconds connect_timeout() {
+    static const std::int64_t seconds = [] {
+        mca::ParamSpec spec;
+        spec.name = "ptl_base_connect_timeout";
+        spec.framework = "ptl";
+        spec.component = "base";
+        spec.type = mca::ParamType::integer;
+        spec.description =
+            "Seconds a client waits for one server URI to connect and answer its handshake";
+        spec.default_value = "10";
+        auto r = mca::ParameterRegistry::process_wide().register_param(spec);
+        return r && r.value().int_value > 0 ? r.value().int_value : 10;
+    }();
+    return std::chrono::seconds(seconds);
+}
+
+bool same_proc(const pmix_proc_t &a, const pmix_proc_t &b) {
+    return a.rank == b.rank && std::strncmp(a.nspace, b.nspace, PMIX_MAX_NSLEN) == 0;
+}
+
+bool info_true(const pmix_info_t &i) {
+    if (i.value.type == PMIX_UNDEF) return true;  // a bare attribute means "true"
+    return i.value.type == PMIX_BOOL && i.value.data.flag;
+}
+
+pmix_value_t *copy_value(const pmix_value_t &v) {
+    auto *out = static_cast<pmix_value_t *>(std::calloc(1, sizeof(pmix_value_t)));
+    if (out == nullptr) return nullptr;
+    if (wire::copy(PMIX_VALUE, out, &v, 1) != PMIX_SUCCESS) {
+        std::free(out);
+        return nullptr;
+    }
+    return out;
+}
+
+void release_value(pmix_value_t *v) {
+    if (v == nullptr) return;
+    wire::destruct(PMIX_VALUE, v, 1);
+    std::free(v);
+}
+
+std::vector<std::string> split(const std::string &s, char sep) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+        auto pos = s.find(sep, start);
+        if (pos == std::string::npos) pos = s.size();
+        if (pos > start) out.push_back(s.substr(start, pos - start));
+        start = pos + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+GetDirectives GetDirectives::from(const pmix_info_t *info, std::size_t ninfo) {
+    GetDirectives d;
+    for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
+        const pmix_info_t &x = info[i];
+        if (PMIX_CHECK_KEY(&x, PMIX_OPTIONAL)) {
+            d.optional = info_true(x);
+        } else if (PMIX_CHECK_KEY(&x, PMIX_IMMEDIATE)) {
+            d.immediate = info_true(x);
+        } else if (PMIX_CHECK_KEY(&x, PMIX_GET_STATIC_VALUES)) {
+            d.static_values = info_true(x);
+        } else if (PMIX_CHECK_KEY(&x, PMIX_TIMEOUT)) {
+            if (x.value.type == PMIX_INT && x.value.data.integer > 0) {
+                d.timeout_s = static_cast<std::uint32_t>(x.value.data.integer);
+            } else if (x.value.type == PMIX_UINT32) {
+                d.timeout_s = x.value.data.uint32;
+            }
+        }
+    }
+    return d;
+}
+
+Client &Client::instance() {
+    static auto *client = new Client;  // never destroyed: callbacks may outlive finalize
+    return *client;
+}
+
+Client::Client() = default;
+
+// ---------------------------------------------------------------------------------------------
+// view
+
+bool Client::has_view() const {
+    std::shared_lock lock(view_mutex_);
+    return store_ != nullptr;
+}
+
+pmix_proc_t Client::self() const {
+    std::shared_lock lock(view_mutex_);
+    return self_;
+}
+
+bool Client::connected() const {
+    std::shared_lock lock(view_mutex_);
+    return store_ != nullptr && !self_hosted_;
+}
+
+void Client::attach_server_view(std::shared_ptr<gds_base::Datastore> store,
+                                const pmix_proc_t &self) {
+    std::unique_lock lock(view_mutex_);
+    if (store_ != nullptr) return;  // a client face already connected: keep its view
+    store_ = std::move(store);
+    self_ = self;
+    self_hosted_ = true;
+}
+
+void Client::detach_server_view() {
+    std::unique_lock lock(view_mutex_);
+    if (!self_hosted_) return;
+    store_.reset();
+    self_hosted_ = false;
+}
+
+pmix_status_t Client::lookup(const pmix_proc_t &target, const char *key,
+                             std::span<const pmix_info_t> qualifiers, pmix_value_t **out) const {
+    std::shared_lock lock(view_mutex_);
+    if (store_ == nullptr) return PMIX_ERR_INIT;
+    if (key != nullptr) {
+        pmix_value_t *copy = nullptr;
+        auto st = store_->read([&](const mca::gds::Module &m) {
+            return m.fetch(target, key, qualifiers,
+                           [&](const pmix_value_t &v) { copy = copy_value(v); });
+        });
+        if (!st.ok()) return st.code() == PMIX_SUCCESS ? PMIX_ERR_NOT_FOUND : st.code();
+        if (copy == nullptr) return PMIX_ERR_NOMEM;
+        *out = copy;
+        return PMIX_SUCCESS;
+    }
+    // NULL key: everything held for the process, as a DATA_ARRAY of INFO.
+    std::vector<std::pair<std::string, pmix_value_t *>> all;
+    auto st = store_->read([&](const mca::gds::Module &m) {
+        return m.fetch_all(target, [&](std::string_view k, const pmix_value_t &v) {
+            all.emplace_back(std::string(k), copy_value(v));
+        });
+    });
+    auto cleanup = [&] {
+        for (auto &[k, v] : all) release_value(v);
+    };
+    if (!st.ok()) {
+        cleanup();
+        return st.code();
+    }
+    auto *infos =
+        static_cast<pmix_info_t *>(std::calloc(all.empty() ? 1 : all.size(), sizeof(pmix_info_t)));
+    auto *darray = static_cast<pmix_data_array_t *>(std::calloc(1, sizeof(pmix_data_array_t)));
+    auto *value = static_cast<pmix_value_t *>(std::calloc(1, sizeof(pmix_value_t)));
+    if (infos == nullptr || darray == nullptr || value == nullptr) {
+        std::free(infos);
+        std::free(darray);
+        std::free(value);
+        cleanup();
+        return PMIX_ERR_NOMEM;
+    }
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        std::strncpy(infos[i].key, all[i].first.c_str(), PMIX_MAX_KEYLEN);
+        if (all[i].second != nullptr) {
+            infos[i].value = *all[i].second;  // move the payload
+            std::free(all[i].second);
+        }
+    }
+    darray->type = PMIX_INFO;
+    darray->size = all.size();
+    darray->array = infos;
+    value->type = PMIX_DATA_ARRAY;
+    value->data.darray = darray;
+    *out = value;
+    return PMIX_SUCCESS;
+}
+
+bool Client::should_ask_server(const pmix_proc_t &target, const char *key,
+                               const GetDirectives &d) const {
+    std::shared_lock lock(view_mutex_);
+    if (store_ == nullptr || self_hosted_ || d.optional) return false;
+    if (same_proc(target, self_)) return false;  // our own data is all here
+    const bool own_job = std::strncmp(target.nspace, self_.nspace, PMIX_MAX_NSLEN) == 0;
+    if (own_job) {
+        // Job info arrived whole at connect: a miss on job-level or reserved
+        // keys of our own job is final.
+        if (target.rank == PMIX_RANK_WILDCARD || target.rank == PMIX_RANK_UNDEF) return false;
+        if (key != nullptr && std::strncmp(key, "pmix.", 5) == 0) return false;
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// lifecycle
+
+pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc) {
+    const char *ns = std::getenv("PMIX_NAMESPACE");
+    const char *rank = std::getenv("PMIX_RANK");
+    if (ns == nullptr || rank == nullptr) {
+        log()->error(
+            "PMIx_Init: no PMIx server to connect to (PMIX_NAMESPACE/PMIX_RANK not "
+            "set: run under a PMIx server such as pmixrun)");
+        return PMIX_ERR_UNREACH;
+    }
+    std::vector<std::string> uris;
+    if (const char *all = std::getenv("PMIXPP_SERVER_URIS")) uris = split(all, ',');
+    if (uris.empty()) {
+        for (const char *name : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+                                 "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"}) {
+            const char *v = std::getenv(name);
+            if (v == nullptr) continue;
+            const char *semi = std::strchr(v, ';');
+            uris.emplace_back(semi != nullptr ? semi + 1 : v);
+            break;
+        }
+    }
+    const char *secret_env = std::getenv("PMIXPP_JOB_SECRET");
+    const std::string secret = secret_env != nullptr ? secret_env : "";
+    pmix_proc_t me{};
+    std::strncpy(me.nspace, ns, PMIX_MAX_NSLEN);
+    char *end = nullptr;
+    me.rank = static_cast<pmix_rank_t>(std::strtoul(rank, &end, 10));
+    if (end == rank || *end != '\0') {
+        log()->error("PMIx_Init: PMIX_RANK={} is not a rank", rank);
+        return PMIX_ERR_BAD_PARAM;
+    }
+
+    auto store = gds_base::Datastore::acquire();
+    if (!store) {
+        log()->error("PMIx_Init: {}", store.status().message());
+        return store.status().code();
+    }
+    auto transports = ptl_base::Transports::acquire();
+    if (!transports) {
+        log()->error("PMIx_Init: {}", transports.status().message());
+        return transports.status().code();
+    }
+    auto targets = transports.value()->order(uris);
+    if (targets.empty()) {
+        std::string names;
+        for (const auto &n : transports.value()->names()) names += (names.empty() ? "" : ",") + n;
+        log()->error(
+            "PMIx_Init: none of the server URIs [{}] is handled by a selected transport "
+            "({})",
+            fmt::join(uris, ", "), names);
+        return PMIX_ERR_UNREACH;
+    }
+    std::unique_ptr<mca::ptl::Connection> connection;
+    std::string failures;
+    for (const auto &t : targets) {
+        auto c = t.module->connect(
+            t.uri, std::chrono::duration_cast<std::chrono::milliseconds>(connect_timeout()));
+        if (c) {
+            connection = std::move(c).value();
+            break;
+        }
+        failures += (failures.empty() ? "" : "; ") + c.status().message();
+    }
+    if (!connection) {
+        log()->error("PMIx_Init: cannot reach the server: {}", failures);
+        return PMIX_ERR_UNREACH;
+    }
+
+    auto &engine = ProgressEngine::instance();
+    if (auto st = engine.acquire(); !st.ok()) {
+        log()->error("PMIx_Init: {}", st.message());
+        return st.code();
+    }
+    struct Outcome {
+        pmix_status_t status = PMIX_ERR_TIMEOUT;
+        std::string reason;
+    };
+    auto outcome = std::make_shared<Completion<Outcome>>();
+    auto body = BodyWriter()
+                    .u32(wire::kProtocolVersion)
+                    .u8(static_cast<std::uint8_t>(wire::Role::client))
+                    .proc(me)
+                    .str(secret)
+                    .u32(static_cast<std::uint32_t>(getuid()))
+                    .u32(static_cast<std::uint32_t>(getgid()))
+                    .u32(static_cast<std::uint32_t>(getpid()))
+                    .infos(info.data(), info.size())
+                    .take();
+    auto store_ptr = store.value();
+    engine.run_sync([&] {
+        transports_ = transports.value();
+        finalizing_ = false;
+        channel_ = Channel::open(
+            std::move(connection), [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
+            [this](Channel &c, const std::string &reason) { on_close(c, reason); });
+        if (!channel_) {
+            outcome->complete({PMIX_ERR_UNREACH, "cannot watch the connection"});
+            return;
+        }
+        request(Command::handshake, std::move(body),
+                [this, outcome, store_ptr, me](pmix_status_t status, BodyReader &r) {
+                    std::string reason;
+                    r.str(reason);
+                    if (status != PMIX_SUCCESS) {
+                        finalizing_ = true;  // the server closes the connection next
+                        outcome->complete({status, reason.empty() ? "connection lost" : reason});
+                        return;
+                    }
+                    std::vector<std::uint8_t> blob;
+                    r.proc(server_);
+                    r.bytes(blob);
+                    if (!r.finished()) {
+                        outcome->complete({PMIX_ERR_UNPACK_FAILURE, "malformed handshake reply"});
+                        return;
+                    }
+                    if (!blob.empty()) {
+                        auto st = store_ptr->write([&](mca::gds::Module &m) {
+                            return m.store_job(
+                                std::string_view(me.nspace),
+                                std::span<const std::byte>(
+                                    reinterpret_cast<const std::byte *>(blob.data()), blob.size()));
+                        });
+                        if (!st.ok()) {
+                            outcome->complete({st.code(), "job info refused: " + st.message()});
+                            return;
+                        }
+                    }
+                    outcome->complete({PMIX_SUCCESS, ""});
+                });
+    });
+    if (!outcome->wait(connect_timeout())) {
+        outcome->complete({PMIX_ERR_TIMEOUT, "no handshake reply within the connect timeout"});
+    }
+    const Outcome result = outcome->value();
+    if (result.status != PMIX_SUCCESS) {
+        log()->error("PMIx_Init: {}:{} refused by the server: {} ({})", me.nspace, me.rank,
+                     result.reason, PMIx_Error_string(result.status));
+        engine.run_sync([&] {
+            if (channel_) channel_->close("init failed");
+            channel_.reset();
+            pending_.clear();
+            transports_.reset();
+        });
+        engine.release();
+        return result.status;
+    }
+    {
+        std::unique_lock lock(view_mutex_);
+        store_ = store_ptr;
+        self_ = me;
+        self_hosted_ = false;
+    }
+    if (proc != nullptr) *proc = me;
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t Client::finalize(std::span<const pmix_info_t> info) {
+    bool hosted = false;
+    {
+        std::shared_lock lock(view_mutex_);
+        hosted = self_hosted_;
+    }
+    if (hosted) return PMIX_SUCCESS;  // the server face owns the view
+    auto &engine = ProgressEngine::instance();
+    auto done = std::make_shared<Completion<pmix_status_t>>();
+    auto body = BodyWriter().infos(info.data(), info.size()).take();
+    engine.post([this, done, b = std::move(body)]() mutable {
+        finalizing_ = true;
+        request(Command::finalize, std::move(b),
+                [done](pmix_status_t s, BodyReader &) { done->complete(s); });
+    });
+    done->wait(connect_timeout() * 3);
+    engine.run_sync([&] {
+        if (channel_) channel_->close("finalized");
+        channel_.reset();
+        transports_.reset();
+    });
+    {
+        std::unique_lock lock(view_mutex_);
+        store_.reset();
+    }
+    engine.release();
+    return PMIX_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// messaging (progress thread)
+
+void Client::request(Command command, std::vector<std::uint8_t> body, ReplyHandler handler) {
+    const std::uint32_t tag = next_tag_++;
+    if (!channel_ || !channel_->is_open() ||
+        !channel_->send(static_cast<std::uint16_t>(command), tag, 0, body)) {
+        BodyReader empty({});
+        handler(PMIX_ERR_LOST_CONNECTION, empty);
+        return;
+    }
+    pending_[tag] = std::move(handler);
+}
+
+void Client::on_frame(Channel &, Frame &&frame) {
+    if (!frame.is_reply()) {
+        auto it = unsolicited_.find(frame.command);
+        if (it == unsolicited_.end()) {
+            log()->debug("client: ignoring unsolicited command {} from the server", frame.command);
+            return;
+        }
+        (this->*(it->second))(frame);
+        return;
+    }
+    auto it = pending_.find(frame.tag);
+    if (it == pending_.end()) {
+        log()->warn("client: reply with unknown tag {} (command {})", frame.tag, frame.command);
+        return;
+    }
+    ReplyHandler handler = std::move(it->second);
+    pending_.erase(it);
+    BodyReader r(frame.body);
+    std::int32_t status = PMIX_ERR_UNPACK_FAILURE;
+    if (!r.i32(status)) status = PMIX_ERR_UNPACK_FAILURE;
+    handler(status, r);
+}
+
+void Client::on_close(Channel &ch, const std::string &reason) {
+    if (channel_.get() != &ch) return;
+    if (!finalizing_) log()->warn("client: lost the connection to the server: {}", reason);
+    auto pending = std::move(pending_);
+    pending_.clear();
+    for (auto &[tag, handler] : pending) {
+        BodyReader empty({});
+        handler(PMIX_ERR_LOST_CONNECTION, empty);
+    }
+}
+
+void Client::store_stream(std::span<const std::uint8_t> stream) {
+    std::vector<wire::ModexRecord> records;
+    if (!wire::parse_records(stream, records)) {
+        log()->warn("client: malformed modex data from the server");
+    }
+    const pmix_proc_t me = self();
+    std::shared_ptr<gds_base::Datastore> store;
+    {
+        std::shared_lock lock(view_mutex_);
+        store = store_;
+    }
+    if (!store) return;
+    for (const auto &rec : records) {
+        if (same_proc(rec.proc, me)) continue;
+        auto st = store->write([&](mca::gds::Module &m) {
+            return m.store_modex(rec.proc, std::span<const std::byte>(
+                                               reinterpret_cast<const std::byte *>(rec.blob.data()),
+                                               rec.blob.size()));
+        });
+        if (!st.ok())
+            log()->warn("client: modex data of {}:{}: {}", rec.proc.nspace, rec.proc.rank,
+                        st.message());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// operations
+
+pmix_status_t Client::put(pmix_scope_t scope, const char *key, const pmix_value_t &value) {
+    pmix_status_t rc = PMIX_ERR_INIT;
+    ProgressEngine::instance().run_sync([&] {
+        std::shared_lock lock(view_mutex_);
+        if (!store_) return;
+        auto st =
+            store_->write([&](mca::gds::Module &m) { return m.store(self_, scope, key, value); });
+        rc = st.code();
+    });
+    return rc;
+}
+
+pmix_status_t Client::store_internal(const pmix_proc_t &proc, const char *key,
+                                     const pmix_value_t &value) {
+    pmix_status_t rc = PMIX_ERR_INIT;
+    ProgressEngine::instance().run_sync([&] {
+        std::shared_lock lock(view_mutex_);
+        if (!store_) return;
+        auto st = store_->write(
+            [&](mca::gds::Module &m) { return m.store(proc, PMIX_INTERNAL, key, value); });
+        rc = st.code();
+    });
+    return rc;
+}
+
+pmix_status_t Client::commit() {
+    pmix_status_t rc = PMIX_ERR_INIT;
+    ProgressEngine::instance().run_sync([&] {
+        std::shared_ptr<gds_base::Datastore> store;
+        pmix_proc_t me{};
+        bool hosted = false;
+        {
+            std::shared_lock lock(view_mutex_);
+            store = store_;
+            me = self_;
+            hosted = self_hosted_;
+        }
+        if (!store) return;
+        auto st = store->write([&](mca::gds::Module &m) { return m.commit(me); });
+        if (!st.ok() || hosted) {
+            rc = st.code();
+            return;
+        }
+        auto local = store->read(
+            [&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_LOCAL); });
+        auto remote = store->read(
+            [&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_REMOTE); });
+        if (!local || !remote) {
+            rc = !local ? local.status().code() : remote.status().code();
+            return;
+        }
+        auto body = BodyWriter()
+                        .bytes(std::span<const std::byte>(local.value()))
+                        .bytes(std::span<const std::byte>(remote.value()))
+                        .take();
+        if (!channel_ ||
+            !channel_->send(static_cast<std::uint16_t>(Command::commit), next_tag_++, 0, body)) {
+            rc = PMIX_ERR_LOST_CONNECTION;
+            return;
+        }
+        rc = PMIX_SUCCESS;
+    });
+    return rc;
+}
+
+void Client::fence_async(std::vector<pmix_proc_t> procs, bool collect, std::uint32_t timeout_s,
+                         std::shared_ptr<wire::InfoArray> info,
+                         std::function<void(pmix_status_t)> done) {
+    if (!connected()) {
+        // A server process fencing with itself only: nothing to wait for.
+        done(has_view() ? PMIX_SUCCESS : PMIX_ERR_INIT);
+        return;
+    }
+    auto once = std::make_shared<std::function<void(pmix_status_t)>>(std::move(done));
+    auto finish = [once](pmix_status_t s) {
+        if (*once) {
+            auto fn = std::move(*once);
+            *once = nullptr;
+            fn(s);
+        }
+    };
+    std::uint64_t timer = 0;
+    if (timeout_s > 0) {
+        timer = ProgressEngine::instance().after(std::chrono::seconds(timeout_s),
+                                                 [finish] { finish(PMIX_ERR_TIMEOUT); });
+    }
+    auto body = BodyWriter()
+                    .procs(procs.data(), procs.size())
+                    .boolean(collect)
+                    .u32(timeout_s)
+                    .infos(info ? info->data() : nullptr, info ? info->size() : 0)
+                    .take();
+    request(Command::fence, std::move(body), [this, finish, timer](pmix_status_t s, BodyReader &r) {
+        if (timer != 0) ProgressEngine::instance().cancel(timer);
+        if (s == PMIX_SUCCESS) {
+            std::vector<std::uint8_t> stream;
+            if (!r.bytes(stream) || !r.finished()) {
+                finish(PMIX_ERR_UNPACK_FAILURE);
+                return;
+            }
+            store_stream(stream);
+        }
+        finish(s);
+    });
+}
+
+void Client::get_async(const pmix_proc_t &target, std::string key, GetDirectives d,
+                       std::shared_ptr<wire::InfoArray> info, ValueDone done) {
+    const char *k = key.empty() ? nullptr : key.c_str();
+    std::span<const pmix_info_t> quals = info ? info->span() : std::span<const pmix_info_t>{};
+    pmix_value_t *value = nullptr;
+    pmix_status_t rc = lookup(target, k, quals, &value);
+    if (rc == PMIX_SUCCESS || !should_ask_server(target, k, d)) {
+        done(rc, value);
+        release_value(value);
+        return;
+    }
+    auto once = std::make_shared<ValueDone>(std::move(done));
+    std::uint64_t timer = 0;
+    if (d.timeout_s > 0) {
+        timer = ProgressEngine::instance().after(std::chrono::seconds(d.timeout_s), [once] {
+            if (*once) {
+                auto fn = std::move(*once);
+                *once = nullptr;
+                fn(PMIX_ERR_TIMEOUT, nullptr);
+            }
+        });
+    }
+    auto body = BodyWriter()
+                    .proc(target)
+                    .str(key)
+                    .boolean(d.immediate)
+                    .u32(d.timeout_s)
+                    .infos(info ? info->data() : nullptr, info ? info->size() : 0)
+                    .take();
+    request(
+        Command::get, std::move(body),
+        [this, once, timer, target, key, info](pmix_status_t s, BodyReader &r) {
+            if (timer != 0) ProgressEngine::instance().cancel(timer);
+            if (!*once) return;
+            auto fn = std::move(*once);
+            *once = nullptr;
+            if (s == PMIX_SUCCESS) {
+                std::vector<std::uint8_t> job, stream;
+                r.bytes(job);
+                r.bytes(stream);
+                if (!r.finished()) {
+                    fn(PMIX_ERR_UNPACK_FAILURE, nullptr);
+                    return;
+                }
+                if (!job.empty()) {
+                    std::shared_ptr<gds_base::Datastore> store;
+                    {
+                        std::shared_lock lock(view_mutex_);
+                        store = store_;
+                    }
+                    if (store) {
+                        auto st = store->write([&](mca::gds::Module &m) {
+                            return m.store_job(
+                                std::string_view(target.nspace,
+                                                 strnlen(target.nspace, PMIX_MAX_NSLEN)),
+                                std::span<const std::byte>(
+                                    reinterpret_cast<const std::byte *>(job.data()), job.size()));
+                        });
+                        (void)st;
+                    }
+                }
+                store_stream(stream);
+            }
+            pmix_value_t *v = nullptr;
+            pmix_status_t rc2 = s;
+            if (s == PMIX_SUCCESS) {
+                rc2 = lookup(target, key.empty() ? nullptr : key.c_str(),
+                             info ? info->span() : std::span<const pmix_info_t>{}, &v);
+            }
+            fn(rc2, v);
+            release_value(v);
+        });
+}
+
+}  // namespace pmixpp::client

@@ -1,0 +1,108 @@
+// The client face (pmix.h): the connection to the local server, the requests
+// in flight and the local view of the datastore. See README.md in this folder.
+//
+// Threads: init/finalize run on the caller's thread under the face's init
+// mutex. The connection and the pending-request table live on the progress
+// thread. The view (datastore + own identity) is read by any thread under
+// view_mutex_ (shared): the PMIx_Get fast path.
+#pragma once
+
+#include <pmix.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+
+#include "gds/gds_base.hpp"
+#include "ptl/ptl_base.hpp"
+#include "wire/channel.hpp"
+#include "wire/message.hpp"
+#include "wire/protocol.hpp"
+
+namespace pmixpp::client {
+
+// What a reply handler receives: the status that starts every reply, then a
+// reader positioned after it (empty when the connection was lost).
+using ReplyHandler = std::function<void(pmix_status_t status, wire::BodyReader &rest)>;
+using ValueDone = std::function<void(pmix_status_t status, pmix_value_t *owned)>;
+
+struct GetDirectives {
+    bool optional = false;
+    bool immediate = false;
+    bool static_values = false;
+    std::uint32_t timeout_s = 0;
+    static GetDirectives from(const pmix_info_t *info, std::size_t ninfo);
+};
+
+class Client {
+  public:
+    static Client &instance();
+
+    // --- lifecycle (caller's thread, init mutex held by the API layer) ---
+    pmix_status_t init(std::span<const pmix_info_t> info, pmix_proc_t *proc);
+    pmix_status_t finalize(std::span<const pmix_info_t> info);
+    // The server face makes the server process a client of itself: Get, Put,
+    // Store_internal on its own datastore, no connection.
+    void attach_server_view(std::shared_ptr<gds_base::Datastore> store, const pmix_proc_t &self);
+    void detach_server_view();
+    std::mutex &init_mutex() { return init_mutex_; }
+
+    // --- operations ---
+    // Whether a datastore is available (a client or server face is up).
+    bool has_view() const;
+    pmix_proc_t self() const;
+    bool connected() const;
+
+    // Fast path: any thread; PMIX_ERR_NOT_FOUND on a miss.
+    pmix_status_t lookup(const pmix_proc_t &target, const char *key,
+                         std::span<const pmix_info_t> qualifiers, pmix_value_t **out) const;
+    // Whether a miss for this target/key may be answered by the server.
+    bool should_ask_server(const pmix_proc_t &target, const char *key,
+                           const GetDirectives &d) const;
+    // Full Get on the progress thread: lookup, then the server. `done` runs
+    // exactly once on the progress thread; the value is freed after it returns.
+    void get_async(const pmix_proc_t &target, std::string key, GetDirectives d,
+                   std::shared_ptr<wire::InfoArray> info, ValueDone done);
+
+    pmix_status_t put(pmix_scope_t scope, const char *key, const pmix_value_t &value);
+    pmix_status_t store_internal(const pmix_proc_t &proc, const char *key,
+                                 const pmix_value_t &value);
+    pmix_status_t commit();
+    // Progress thread: send a fence; done(status) exactly once.
+    void fence_async(std::vector<pmix_proc_t> procs, bool collect, std::uint32_t timeout_s,
+                     std::shared_ptr<wire::InfoArray> info,
+                     std::function<void(pmix_status_t)> done);
+    // Progress thread: send a request; `handler` runs exactly once.
+    void request(wire::Command command, std::vector<std::uint8_t> body, ReplyHandler handler);
+
+  private:
+    Client();
+    void on_frame(wire::Channel &ch, wire::Frame &&frame);
+    void on_close(wire::Channel &ch, const std::string &reason);
+    void store_stream(std::span<const std::uint8_t> stream);
+
+    std::mutex init_mutex_;
+    mutable std::shared_mutex view_mutex_;
+    std::shared_ptr<gds_base::Datastore> store_;  // the view
+    pmix_proc_t self_{};
+    bool self_hosted_ = false;  // server process as its own client
+
+    // Progress thread only.
+    std::shared_ptr<ptl_base::Transports> transports_;
+    std::shared_ptr<wire::Channel> channel_;
+    std::map<std::uint32_t, ReplyHandler> pending_;
+    std::uint32_t next_tag_ = 1;
+    bool finalizing_ = false;
+    pmix_proc_t server_{};
+    using Handler = void (Client::*)(wire::Frame &);
+    std::map<std::uint16_t, Handler> unsolicited_;  // server-initiated messages (events, ...)
+};
+
+}  // namespace pmixpp::client

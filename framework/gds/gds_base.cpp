@@ -1,0 +1,30 @@
+#include "gds/gds_base.hpp"
+
+#include <mutex>
+
+#include "ptl/ptl_base.hpp"
+
+namespace pmixpp::gds_base {
+
+mca::Result<std::shared_ptr<Datastore>> Datastore::acquire() {
+    static std::mutex mutex;
+    static std::weak_ptr<Datastore> current;
+    std::lock_guard lock(mutex);
+    if (auto existing = current.lock()) return existing;
+
+    auto &repo = mca::ComponentRepository::process_wide();
+    mca::FrameworkSelection selection = repo.select_components(mca::gds::kFrameworkName);
+    if (selection.error || selection.selected.empty()) {
+        return ptl_base::selection_error(selection);
+    }
+    auto handle = repo.create_module(selection.selected.front());
+    if (!handle) return mca::Status(PMIX_ERR_NOT_AVAILABLE, handle.error().message);
+    auto store = std::make_shared<Datastore>();
+    store->component_ = selection.selected.front().record.component;
+    store->handle_ = std::move(handle.value());
+    store->module_ = store->handle_.as<mca::gds::Module>();
+    current = store;
+    return store;
+}
+
+}  // namespace pmixpp::gds_base

@@ -1,0 +1,45 @@
+// The gds framework base: the one datastore module of this process and the
+// reader/writer lock around it (framework/gds/README.md).
+//
+// Readers (fetch, fetch_all, assemble_*) run on any thread under the shared
+// lock: this is the PMIx_Get fast path. Writers run on the progress thread
+// under the exclusive lock.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+
+#include "pmixpp/mca/gds.hpp"
+#include "pmixpp/mca/repository.hpp"
+
+namespace pmixpp::gds_base {
+
+class Datastore {
+  public:
+    // The process's datastore, shared by every face holding the pointer.
+    static mca::Result<std::shared_ptr<Datastore>> acquire();
+
+    // "hash" for component gds_hash: what PMIX_GDS_MODULE names.
+    const std::string &component() const noexcept { return component_; }
+
+    template <class F>
+    auto read(F &&f) const {
+        std::shared_lock lock(mutex_);
+        return f(static_cast<const mca::gds::Module &>(*module_));
+    }
+    template <class F>
+    auto write(F &&f) {
+        std::unique_lock lock(mutex_);
+        return f(*module_);
+    }
+
+  private:
+    mca::ModuleHandle handle_;
+    mca::gds::Module *module_ = nullptr;
+    std::string component_;
+    mutable std::shared_mutex mutex_;
+};
+
+}  // namespace pmixpp::gds_base

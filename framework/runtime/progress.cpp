@@ -1,0 +1,179 @@
+#include "runtime/progress.hpp"
+
+#include <event2/thread.h>
+
+#include "mca/logging.hpp"
+
+namespace pmixpp::runtime {
+
+namespace {
+auto log() {
+    return mca::framework_logger("runtime");
+}
+}  // namespace
+
+ProgressEngine &ProgressEngine::instance() {
+    static auto *engine = new ProgressEngine;  // never freed: see header
+    return *engine;
+}
+
+mca::Status ProgressEngine::acquire() {
+    std::unique_lock lock(mutex_);
+    // A previous stop that is still draining must finish first.
+    stopped_.wait(lock, [&] { return !stopping_; });
+    if (users_++ > 0) return mca::Status::success();
+
+    static std::once_flag threads_once;
+    std::call_once(threads_once, [] { evthread_use_pthreads(); });
+    base_ = event_base_new();
+    if (base_ == nullptr) {
+        users_ = 0;
+        return mca::Status(PMIX_ERR_OUT_OF_RESOURCE,
+                           "runtime: cannot create the libevent event base");
+    }
+    wake_ = event_new(base_, -1, EV_PERSIST, &ProgressEngine::on_wake, this);
+    event_add(wake_, nullptr);
+    thread_ = std::thread([this] { thread_main(); });
+    thread_id_ = thread_.get_id();
+    return mca::Status::success();
+}
+
+void ProgressEngine::release() {
+    std::thread to_join;
+    {
+        std::lock_guard lock(mutex_);
+        if (users_ == 0 || --users_ > 0) return;
+        stopping_ = true;
+        event_active(wake_, EV_READ, 0);
+        to_join = std::move(thread_);
+    }
+    if (to_join.get_id() == std::this_thread::get_id()) {
+        to_join.detach();  // the loop ends after the current closure returns
+    } else {
+        to_join.join();
+    }
+}
+
+bool ProgressEngine::running() const {
+    std::lock_guard lock(mutex_);
+    return users_ > 0 && !stopping_;
+}
+
+bool ProgressEngine::on_thread() const noexcept {
+    return thread_id_ == std::this_thread::get_id();
+}
+
+bool ProgressEngine::post(Task task) {
+    std::lock_guard lock(mutex_);
+    if (base_ == nullptr) return false;
+    queue_.push_back(std::move(task));
+    event_active(wake_, EV_READ, 0);
+    return true;
+}
+
+bool ProgressEngine::run_sync(const Task &task) {
+    if (on_thread()) {
+        task();
+        return true;
+    }
+    Completion<bool> done;
+    if (!post([&] {
+            task();
+            done.complete(true);
+        })) {
+        return false;
+    }
+    done.wait();
+    return true;
+}
+
+void ProgressEngine::on_wake(evutil_socket_t, short, void *) {
+    // Nothing: run_posted() runs after dispatch returns.
+}
+
+void ProgressEngine::run_posted() {
+    for (;;) {
+        std::deque<Task> batch;
+        {
+            std::lock_guard lock(mutex_);
+            batch.swap(queue_);
+        }
+        if (batch.empty()) return;
+        for (auto &task : batch) {
+            try {
+                task();
+            } catch (const std::exception &e) {
+                log()->error("runtime: a task on the progress thread threw: {}", e.what());
+            }
+        }
+    }
+}
+
+bool ProgressEngine::pump_once() {
+    if (!on_thread() || in_dispatch_) return false;
+    in_dispatch_ = true;
+    event_base_loop(base_, EVLOOP_ONCE);
+    in_dispatch_ = false;
+    run_posted();
+    return true;
+}
+
+void ProgressEngine::thread_main() {
+    thread_id_ = std::this_thread::get_id();
+    for (;;) {
+        in_dispatch_ = true;
+        event_base_loop(base_, EVLOOP_ONCE);
+        in_dispatch_ = false;
+        run_posted();
+        std::lock_guard lock(mutex_);
+        if (stopping_ && queue_.empty()) break;
+    }
+    for (auto &[id, timer] : timers_) event_free(timer->ev);
+    timers_.clear();
+    std::lock_guard lock(mutex_);
+    event_free(wake_);
+    wake_ = nullptr;
+    event_base_free(base_);
+    base_ = nullptr;
+    thread_id_.store(std::thread::id());
+    stopping_ = false;
+    stopped_.notify_all();
+}
+
+ProgressEngine::TimerId ProgressEngine::after(std::chrono::milliseconds delay, Task fire) {
+    auto timer = std::make_unique<Timer>();
+    timer->id = next_timer_++;
+    timer->engine = this;
+    timer->fire = std::move(fire);
+    timer->ev = evtimer_new(base_, &ProgressEngine::on_timer, timer.get());
+    timeval tv{static_cast<time_t>(delay.count() / 1000),
+               static_cast<suseconds_t>((delay.count() % 1000) * 1000)};
+    evtimer_add(timer->ev, &tv);
+    const TimerId id = timer->id;
+    timers_.emplace(id, std::move(timer));
+    return id;
+}
+
+void ProgressEngine::cancel(TimerId id) {
+    auto it = timers_.find(id);
+    if (it == timers_.end()) return;
+    event_free(it->second->ev);
+    timers_.erase(it);
+}
+
+void ProgressEngine::on_timer(evutil_socket_t, short, void *arg) {
+    auto *timer = static_cast<Timer *>(arg);
+    ProgressEngine *engine = timer->engine;
+    const TimerId id = timer->id;
+    // Run as a posted closure (outside dispatch); a cancel() before then wins.
+    engine->post([engine, id] {
+        auto it = engine->timers_.find(id);
+        if (it == engine->timers_.end()) return;
+        Task fire = std::move(it->second->fire);
+        event_free(it->second->ev);
+        engine->timers_.erase(it);
+        fire();
+    });
+}
+
+}  // namespace pmixpp::runtime

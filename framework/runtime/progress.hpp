@@ -1,0 +1,157 @@
+// The progress thread: one per process, one libevent event_base (DESIGN.md §4).
+//
+// Started by the first acquire() (the first init of any face) and stopped by
+// the last release() (the last finalize). It owns every socket, timer and
+// piece of mutable PMIx state.
+//
+// Two kinds of work run on it:
+//  - libevent callbacks (socket readable/writable, timers, the wake-up event):
+//    they only move bytes and queue work; they never call user or host code;
+//  - posted closures (post()): everything else, FIFO, run *outside* libevent's
+//    dispatch. That is what makes a blocking PMIx call made from a callback on
+//    the progress thread safe: its wait pumps the loop (pump_once()) instead
+//    of sleeping, which libevent allows only outside dispatch.
+//
+// Thread-shifting: any thread (a host completion callback, a user thread,
+// the progress thread itself) calls post(); the closure runs later on the
+// progress thread, never inline in post().
+#pragma once
+
+#include <event2/event.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "pmixpp/mca/sdk_types.hpp"
+
+namespace pmixpp::runtime {
+
+class ProgressEngine {
+  public:
+    using Task = std::function<void()>;
+    using TimerId = std::uint64_t;
+
+    // The process's engine (never destroyed: callbacks may run during exit).
+    static ProgressEngine &instance();
+
+    // First acquire starts the thread; each acquire must be matched by a
+    // release. The last release stops it: posted closures still queued run
+    // first, then the thread is joined (or detached when the last release
+    // runs on the progress thread itself).
+    mca::Status acquire();
+    void release();
+    bool running() const;
+
+    // True on the progress thread.
+    bool on_thread() const noexcept;
+
+    // Queue `task` (any thread). Returns false when the engine is not running
+    // (the task is dropped).
+    bool post(Task task);
+
+    // Run `task` on the progress thread and wait for it: inline when called
+    // on the progress thread. Returns false if the engine is not running.
+    bool run_sync(const Task &task);
+
+    // Progress thread, outside libevent dispatch only: run one loop iteration
+    // (wait for at least one event) and the posted closures. Used by waits
+    // made on the progress thread. Returns false if called inside dispatch.
+    bool pump_once();
+
+    // One-shot timer on the progress thread; `fire` is run as a posted
+    // closure. Progress thread only. cancel() of an unknown or fired id is a
+    // no-op; after cancel() returns, `fire` does not run.
+    TimerId after(std::chrono::milliseconds delay, Task fire);
+    void cancel(TimerId id);
+
+    // Progress thread only; for channels and listeners.
+    event_base *base() const noexcept { return base_; }
+
+  private:
+    ProgressEngine() = default;
+    void thread_main();
+    void run_posted();
+    static void on_wake(evutil_socket_t, short, void *arg);
+    static void on_timer(evutil_socket_t, short, void *arg);
+
+    mutable std::mutex mutex_;
+    std::condition_variable stopped_;
+    int users_ = 0;
+    bool stopping_ = false;
+    std::deque<Task> queue_;
+    event_base *base_ = nullptr;
+    event *wake_ = nullptr;
+    std::thread thread_;
+    std::atomic<std::thread::id> thread_id_{};
+    bool in_dispatch_ = false;
+
+    struct Timer {
+        event *ev = nullptr;
+        Task fire;
+        ProgressEngine *engine = nullptr;
+        TimerId id = 0;
+    };
+    std::map<TimerId, std::unique_ptr<Timer>> timers_;  // progress thread only
+    TimerId next_timer_ = 1;
+};
+
+// One-shot completion for the blocking forms of non-blocking operations:
+// complete() may be called from any thread, exactly once is enough (later
+// calls are ignored); wait() sleeps on a condition variable, or pumps the
+// engine when called on the progress thread.
+template <class T>
+class Completion {
+  public:
+    void complete(T value) {
+        std::lock_guard lock(mutex_);
+        if (done_) return;
+        value_ = std::move(value);
+        done_ = true;
+        cv_.notify_all();
+    }
+
+    // Waits until complete() (or `limit` elapses: returns false).
+    bool wait(std::chrono::milliseconds limit = std::chrono::milliseconds::max()) {
+        auto &engine = ProgressEngine::instance();
+        if (engine.on_thread()) {
+            const auto deadline = limit == std::chrono::milliseconds::max()
+                                      ? std::chrono::steady_clock::time_point::max()
+                                      : std::chrono::steady_clock::now() + limit;
+            while (!is_done()) {
+                if (std::chrono::steady_clock::now() >= deadline) return false;
+                // A timer keeps the loop from sleeping past the deadline.
+                const auto guard = engine.after(std::chrono::milliseconds(50), [] {});
+                if (!engine.pump_once()) return false;
+                engine.cancel(guard);
+            }
+            return true;
+        }
+        std::unique_lock lock(mutex_);
+        if (limit == std::chrono::milliseconds::max()) {
+            cv_.wait(lock, [&] { return done_; });
+            return true;
+        }
+        return cv_.wait_for(lock, limit, [&] { return done_; });
+    }
+
+    bool is_done() {
+        std::lock_guard lock(mutex_);
+        return done_;
+    }
+    T &value() { return value_; }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    T value_{};
+};
+
+}  // namespace pmixpp::runtime

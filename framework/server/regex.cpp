@@ -1,0 +1,228 @@
+#include "server/regex.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+#include <pmix_server.h>
+
+#include "runtime/init_state.hpp"
+
+namespace pmixpp::server {
+
+namespace {
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    std::size_t start = 0;
+    for (;;) {
+        auto pos = s.find(sep, start);
+        out.push_back(s.substr(start, pos == std::string_view::npos ? pos : pos - start));
+        if (pos == std::string_view::npos) return out;
+        start = pos + 1;
+    }
+}
+
+std::optional<unsigned> number(std::string_view s) {
+    unsigned v = 0;
+    if (s.empty()) return std::nullopt;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+    return v;
+}
+
+// Comma list of ranks/ranges "0-3,7" (each range a-b with a <= b).
+std::optional<std::vector<unsigned>> ranges(std::string_view s) {
+    std::vector<unsigned> out;
+    if (s.empty()) return out;
+    for (auto item : split(s, ',')) {
+        auto dash = item.find('-');
+        if (dash == std::string_view::npos) {
+            auto v = number(item);
+            if (!v) return std::nullopt;
+            out.push_back(*v);
+            continue;
+        }
+        auto a = number(item.substr(0, dash)), b = number(item.substr(dash + 1));
+        if (!a || !b || *a > *b || *b - *a > 10'000'000) return std::nullopt;
+        for (unsigned v = *a; v <= *b; ++v) out.push_back(v);
+    }
+    return out;
+}
+
+std::string ranges_text(const std::vector<unsigned> &v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size();) {
+        std::size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+        if (!out.empty()) out += ',';
+        out += std::to_string(v[i]);
+        if (j > i) out += "-" + std::to_string(v[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+// "n012" -> prefix "n", number 12, width 3; names without a trailing number
+// (or whose prefix contains our syntax characters) stay plain.
+struct Split {
+    std::string prefix;
+    unsigned value = 0;
+    std::size_t width = 0;
+    bool numbered = false;
+};
+Split split_name(const std::string &name) {
+    Split s;
+    std::size_t end = name.size();
+    std::size_t start = end;
+    while (start > 0 && name[start - 1] >= '0' && name[start - 1] <= '9') --start;
+    s.prefix = name.substr(0, start);
+    if (start == end || end - start > 9 || s.prefix.find_first_of("[],:") != std::string::npos) {
+        s.prefix = name;
+        return s;
+    }
+    s.value = static_cast<unsigned>(std::strtoul(name.c_str() + start, nullptr, 10));
+    s.width = end - start;
+    // Without zero padding, width is whatever the number needs.
+    if (name[start] != '0' || s.width == 1) s.width = 0;
+    s.numbered = true;
+    return s;
+}
+
+}  // namespace
+
+std::string encode_node_map(const std::vector<std::string> &nodes) {
+    std::string out(kMapPrefix);
+    bool first = true;
+    for (std::size_t i = 0; i < nodes.size();) {
+        Split s = split_name(nodes[i]);
+        std::size_t j = i + 1;
+        std::vector<unsigned> values{s.value};
+        if (s.numbered) {
+            while (j < nodes.size()) {
+                Split t = split_name(nodes[j]);
+                if (!t.numbered || t.prefix != s.prefix || t.width != s.width ||
+                    t.value <= values.back()) {
+                    break;
+                }
+                values.push_back(t.value);
+                ++j;
+            }
+        }
+        if (!first) out += ',';
+        first = false;
+        if (s.numbered && j - i > 1) {
+            out += s.prefix + "[" + std::to_string(s.width) + ":" + ranges_text(values) + "]";
+        } else {
+            out += nodes[i];
+            j = i + 1;
+        }
+        i = j;
+    }
+    return out;
+}
+
+std::string encode_proc_map(const std::vector<std::vector<unsigned>> &ranks_per_node) {
+    std::string out(kMapPrefix);
+    for (std::size_t i = 0; i < ranks_per_node.size(); ++i) {
+        if (i > 0) out += ';';
+        out += ranges_text(ranks_per_node[i]);
+    }
+    return out;
+}
+
+std::optional<std::vector<std::string>> decode_node_map(std::string_view map) {
+    if (map.substr(0, kMapPrefix.size()) != kMapPrefix) return std::nullopt;
+    map.remove_prefix(kMapPrefix.size());
+    std::vector<std::string> out;
+    if (map.empty()) return out;
+    std::size_t i = 0;
+    while (i <= map.size()) {
+        auto bracket = map.find('[', i);
+        auto comma = map.find(',', i);
+        if (bracket != std::string_view::npos &&
+            (comma == std::string_view::npos || bracket < comma)) {
+            auto close = map.find(']', bracket);
+            if (close == std::string_view::npos) return std::nullopt;
+            std::string_view prefix = map.substr(i, bracket - i);
+            std::string_view inner = map.substr(bracket + 1, close - bracket - 1);
+            auto colon = inner.find(':');
+            if (colon == std::string_view::npos) return std::nullopt;
+            auto width = number(inner.substr(0, colon));
+            auto values = ranges(inner.substr(colon + 1));
+            if (!width || !values || *width > 9) return std::nullopt;
+            for (unsigned v : *values) {
+                std::string digits = std::to_string(v);
+                if (digits.size() < *width) digits.insert(0, *width - digits.size(), '0');
+                out.push_back(std::string(prefix) + digits);
+            }
+            i = close + 1;
+            if (i == map.size()) break;
+            if (map[i] != ',') return std::nullopt;
+            ++i;
+        } else {
+            auto end = comma == std::string_view::npos ? map.size() : comma;
+            out.emplace_back(map.substr(i, end - i));
+            if (comma == std::string_view::npos) break;
+            i = comma + 1;
+        }
+    }
+    return out;
+}
+
+std::optional<std::vector<std::vector<unsigned>>> decode_proc_map(std::string_view map) {
+    if (map.substr(0, kMapPrefix.size()) != kMapPrefix) return std::nullopt;
+    map.remove_prefix(kMapPrefix.size());
+    std::vector<std::vector<unsigned>> out;
+    for (auto node : split(map, ';')) {
+        auto v = ranges(node);
+        if (!v) return std::nullopt;
+        out.push_back(std::move(*v));
+    }
+    return out;
+}
+
+}  // namespace pmixpp::server
+
+namespace {
+char *dup_string(const std::string &s) {
+    char *out = static_cast<char *>(std::malloc(s.size() + 1));
+    if (out != nullptr) std::memcpy(out, s.c_str(), s.size() + 1);
+    return out;
+}
+}  // namespace
+
+extern "C" {
+
+// Both return malloc'd, NUL-terminated strings the caller frees (OPENMPI-CONTRACT §2.4).
+// Like OpenPMIx 4.2 (shared/abi/runtime_probe.out.txt) they need an initialized
+// library: PMIX_ERR_INIT before that.
+PMIX_EXPORT pmix_status_t PMIx_generate_regex(const char *input, char **regex) {
+    if (regex == nullptr) return PMIX_ERR_BAD_PARAM;
+    *regex = nullptr;
+    if (!pmixpp::runtime::any_face_initialized()) return PMIX_ERR_INIT;
+    if (input == nullptr) return PMIX_ERR_BAD_PARAM;
+    std::vector<std::string> nodes;
+    if (*input != '\0') {
+        for (auto n : pmixpp::server::split(input, ',')) nodes.emplace_back(n);
+    }
+    *regex = dup_string(pmixpp::server::encode_node_map(nodes));
+    return *regex != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_generate_ppn(const char *input, char **ppn) {
+    if (ppn == nullptr) return PMIX_ERR_BAD_PARAM;
+    *ppn = nullptr;
+    if (!pmixpp::runtime::any_face_initialized()) return PMIX_ERR_INIT;
+    if (input == nullptr) return PMIX_ERR_BAD_PARAM;
+    std::vector<std::vector<unsigned>> per_node;
+    for (auto node : pmixpp::server::split(input, ';')) {
+        auto r = pmixpp::server::ranges(node);
+        if (!r) return PMIX_ERR_BAD_PARAM;
+        per_node.push_back(std::move(*r));
+    }
+    *ppn = dup_string(pmixpp::server::encode_proc_map(per_node));
+    return *ppn != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+}
+
+}  // extern "C"

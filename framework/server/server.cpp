@@ -1,0 +1,965 @@
+#include "server/server.hpp"
+
+#include <event2/event.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "mca/logging.hpp"
+#include "runtime/progress.hpp"
+#include "server/upcalls.hpp"
+#include "wire/protocol.hpp"
+
+namespace pmixpp::server {
+
+using runtime::ProgressEngine;
+using wire::BodyReader;
+using wire::BodyWriter;
+using wire::Channel;
+using wire::Command;
+using wire::Frame;
+
+namespace {
+
+auto log() {
+    return mca::framework_logger("server");
+}
+
+// How long an accepted connection may stay silent before its handshake.
+constexpr std::chrono::seconds kHandshakeTimeout{30};
+
+std::string describe(const ProcKey &key) {
+    if (key.second == PMIX_RANK_WILDCARD) return key.first + ":*";
+    return key.first + ":" + std::to_string(key.second);
+}
+
+std::string random_secret() {
+    unsigned char raw[16] = {};
+    std::size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    std::string out;
+    for (unsigned char c : raw) out += fmt::format("{:02x}", c);
+    return out;
+}
+
+const pmix_info_t *find_info(std::span<const pmix_info_t> info, const char *key) {
+    for (const auto &i : info) {
+        if (std::strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0) return &i;
+    }
+    return nullptr;
+}
+
+std::optional<std::uint64_t> as_uint(const pmix_value_t &v) {
+    switch (v.type) {
+        case PMIX_UINT32:
+            return v.data.uint32;
+        case PMIX_UINT16:
+            return v.data.uint16;
+        case PMIX_UINT64:
+            return v.data.uint64;
+        case PMIX_UINT8:
+            return v.data.uint8;
+        case PMIX_UINT:
+            return v.data.uint;
+        case PMIX_INT:
+            return v.data.integer >= 0 ? std::optional<std::uint64_t>(v.data.integer)
+                                       : std::nullopt;
+        case PMIX_INT32:
+            return v.data.int32 >= 0 ? std::optional<std::uint64_t>(v.data.int32) : std::nullopt;
+        case PMIX_SIZE:
+            return v.data.size;
+        case PMIX_PROC_RANK:
+            return v.data.rank;
+        default:
+            return std::nullopt;
+    }
+}
+
+std::span<const std::byte> as_bytes(const std::vector<std::uint8_t> &v) {
+    return {reinterpret_cast<const std::byte *>(v.data()), v.size()};
+}
+
+}  // namespace
+
+ProcKey key_of(const pmix_proc_t &proc) {
+    return {std::string(proc.nspace, strnlen(proc.nspace, PMIX_MAX_NSLEN)), proc.rank};
+}
+
+pmix_proc_t proc_of(const ProcKey &key) {
+    pmix_proc_t p{};
+    std::memcpy(p.nspace, key.first.data(),
+                std::min<std::size_t>(key.first.size(), PMIX_MAX_NSLEN));
+    p.rank = key.second;
+    return p;
+}
+
+Server &Server::instance() {
+    static auto *server = new Server;  // never destroyed: callbacks may outlive finalize
+    return *server;
+}
+
+Server::Server() {
+    handlers_[static_cast<std::uint16_t>(Command::handshake)] = &Server::handle_handshake;
+    handlers_[static_cast<std::uint16_t>(Command::finalize)] = &Server::handle_finalize;
+    handlers_[static_cast<std::uint16_t>(Command::abort)] = &Server::handle_abort;
+    handlers_[static_cast<std::uint16_t>(Command::commit)] = &Server::handle_commit;
+    handlers_[static_cast<std::uint16_t>(Command::fence)] = &Server::handle_fence;
+    handlers_[static_cast<std::uint16_t>(Command::get)] = &Server::handle_get;
+}
+
+// ---------------------------------------------------------------------------------------------
+// lifecycle
+
+mca::Status Server::start(const pmix_server_module_t *module, std::span<const pmix_info_t> info,
+                          std::shared_ptr<ptl_base::Transports> transports,
+                          std::shared_ptr<gds_base::Datastore> store) {
+    host_ = pmix_server_module_t{};
+    if (module != nullptr) host_ = *module;  // the 4.x layout, 224 bytes (contract rule 3)
+    transports_ = std::move(transports);
+    store_ = std::move(store);
+
+    self_ = pmix_proc_t{};
+    std::string ns = fmt::format("pmixpp-server-{}", getpid());
+    if (const auto *i = find_info(info, PMIX_SERVER_NSPACE);
+        i && i->value.type == PMIX_STRING && i->value.data.string != nullptr) {
+        ns = i->value.data.string;
+    }
+    std::memcpy(self_.nspace, ns.data(), std::min<std::size_t>(ns.size(), PMIX_MAX_NSLEN));
+    self_.rank = 0;
+    if (const auto *i = find_info(info, PMIX_SERVER_RANK)) {
+        if (auto r = as_uint(i->value)) self_.rank = static_cast<pmix_rank_t>(*r);
+    }
+
+    auto &engine = ProgressEngine::instance();
+    for (auto *ptl : transports_->modules()) {
+        auto opened = ptl->listen(info);
+        if (!opened) {
+            stop();
+            return opened.status();
+        }
+        for (auto &listener : opened.value()) {
+            auto rec = std::make_unique<ListenerRecord>();
+            rec->server = this;
+            uris_.push_back({ptl->priority(), listener->uri()});
+            rec->listener = std::move(listener);
+            rec->ev = event_new(engine.base(), rec->listener->fd(), EV_READ | EV_PERSIST,
+                                &Server::on_accept, rec.get());
+            event_add(rec->ev, nullptr);
+            log()->info("server {}: listening on {}", ns, rec->listener->uri());
+            listeners_.push_back(std::move(rec));
+        }
+    }
+    std::stable_sort(uris_.begin(), uris_.end(),
+                     [](const auto &a, const auto &b) { return a.first > b.first; });
+    if (listeners_.empty()) {
+        stop();
+        std::string names;
+        for (const auto &n : transports_ ? transports_->names() : std::vector<std::string>{}) {
+            names += (names.empty() ? "" : ", ") + n;
+        }
+        return mca::Status(PMIX_ERR_NOT_AVAILABLE,
+                           "server: no transport opened a listener (modules: " + names + ")");
+    }
+    active_ = true;
+    return mca::Status::success();
+}
+
+void Server::stop() {
+    active_ = false;
+    for (auto &[ns, job] : jobs_) {
+        for (auto &[rank, client] : job.clients) {
+            client.state = ClientRecord::State::finalized;
+            client.channel.reset();
+        }
+    }
+    auto channels = std::move(channels_);
+    channels_.clear();
+    for (auto &[ptr, entry] : channels) entry.first->close("server finalizing");
+    for (auto &rec : listeners_) {
+        if (rec->ev != nullptr) event_free(rec->ev);
+    }
+    listeners_.clear();
+    uris_.clear();
+    auto &engine = ProgressEngine::instance();
+    for (auto &[id, t] : fences_) {
+        if (t.timer != 0) engine.cancel(t.timer);
+    }
+    fences_.clear();
+    jobs_.clear();
+    remote_blobs_.clear();
+    transports_.reset();
+    store_.reset();
+}
+
+void Server::on_accept(int, short, void *arg) {
+    auto *rec = static_cast<ListenerRecord *>(arg);
+    rec->server->accept_all(*rec);
+}
+
+void Server::accept_all(ListenerRecord &rec) {
+    for (;;) {
+        auto accepted = rec.listener->accept();
+        if (!accepted) {
+            if (accepted.status().code() != PMIX_ERR_WOULD_BLOCK) {
+                log()->warn("server: accept on {} failed: {}", rec.listener->uri(),
+                            accepted.status().message());
+            }
+            return;
+        }
+        auto ch = Channel::open(
+            std::move(accepted).value(),
+            [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
+            [this](Channel &c, const std::string &reason) { on_close(c, reason); });
+        if (!ch) continue;
+        log()->debug("server: accepted {}", ch->describe_peer());
+        channels_[ch.get()] = {ch, Peer{}};
+        std::weak_ptr<Channel> weak = ch;
+        ProgressEngine::instance().after(kHandshakeTimeout, [this, weak] {
+            auto c = weak.lock();
+            if (!c) return;
+            auto it = channels_.find(c.get());
+            if (it != channels_.end() && !it->second.second.authenticated) {
+                c->close("no handshake within " + std::to_string(kHandshakeTimeout.count()) + " s");
+            }
+        });
+    }
+}
+
+void Server::on_frame(Channel &ch, Frame &&frame) {
+    auto it = channels_.find(&ch);
+    if (it == channels_.end()) return;
+    if (frame.is_reply()) {
+        ch.close("protocol error: unexpected reply frame from a client");
+        return;
+    }
+    if (!it->second.second.authenticated &&
+        frame.command != static_cast<std::uint16_t>(Command::handshake)) {
+        log()->warn("server: dropping {}: request {} before the handshake", ch.describe_peer(),
+                    frame.command);
+        ch.close("request before handshake");
+        return;
+    }
+    auto handler = handlers_.find(frame.command);
+    if (handler == handlers_.end()) {
+        log()->warn("server: dropping {}: unknown command {}", ch.describe_peer(), frame.command);
+        ch.close("unknown command");
+        return;
+    }
+    (this->*(handler->second))(ch, frame);
+}
+
+void Server::on_close(Channel &ch, const std::string &reason) {
+    auto it = channels_.find(&ch);
+    if (it == channels_.end()) return;
+    auto keep = it->second.first;  // the channel outlives this function
+    Peer peer = it->second.second;
+    channels_.erase(it);
+    if (!peer.authenticated) {
+        if (reason == "peer closed the connection" || reason.rfind("handshake refused", 0) == 0) {
+            log()->info("server: connection from {} closed before handshake: {}",
+                        ch.describe_peer(), reason);
+        } else {
+            log()->warn("server: dropped connection from {}: {}", ch.describe_peer(), reason);
+        }
+        return;
+    }
+    ClientRecord *client = find_client(peer.proc);
+    if (client == nullptr || client->channel.get() != &ch) return;
+    client->channel.reset();
+    if (client->state == ClientRecord::State::connected ||
+        client->state == ClientRecord::State::connecting) {
+        client->state = ClientRecord::State::lost;
+        log()->warn("server: client {} lost its connection ({}) before finalizing",
+                    describe(peer.proc), reason);
+        fail_fences_of(peer.proc);
+        auto waiters = std::move(client->on_commit);
+        client->on_commit.clear();
+        for (auto &w : waiters) w();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+JobRecord *Server::find_job(const std::string &nspace) {
+    auto it = jobs_.find(nspace);
+    return it == jobs_.end() ? nullptr : &it->second;
+}
+
+ClientRecord *Server::find_client(const ProcKey &key) {
+    JobRecord *job = find_job(key.first);
+    if (job == nullptr) return nullptr;
+    auto it = job->clients.find(key.second);
+    return it == job->clients.end() ? nullptr : &it->second;
+}
+
+ClientRecord *Server::client_of(Channel &ch) {
+    auto it = channels_.find(&ch);
+    if (it == channels_.end() || !it->second.second.authenticated) return nullptr;
+    return find_client(it->second.second.proc);
+}
+
+std::vector<std::uint8_t> Server::status_body(pmix_status_t status) {
+    return BodyWriter().i32(status).take();
+}
+
+void Server::send_reply(const PendingReply &reply, std::span<const std::uint8_t> body) {
+    if (auto ch = reply.channel.lock()) ch->reply(reply.request, body);
+}
+
+void Server::refuse(Channel &ch, const Frame &frame, pmix_status_t status,
+                    const std::string &reason) {
+    log()->warn("server: refused connection from {}: {} ({})", ch.describe_peer(), reason,
+                PMIx_Error_string(status));
+    ch.reply(frame, BodyWriter().i32(status).str(reason).take());
+    ch.close_after_flush("handshake refused: " + reason);
+}
+
+std::vector<std::uint8_t> Server::job_blob(const std::string &nspace) {
+    JobRecord *job = find_job(nspace);
+    if (job == nullptr || !job->registered) return {};
+    auto blob = store_->read([&](const mca::gds::Module &m) { return m.assemble_job(nspace); });
+    if (!blob) return {};
+    const auto &b = blob.value();
+    return std::vector<std::uint8_t>(reinterpret_cast<const std::uint8_t *>(b.data()),
+                                     reinterpret_cast<const std::uint8_t *>(b.data()) + b.size());
+}
+
+// ---------------------------------------------------------------------------------------------
+// handshake, finalize, abort, commit
+
+void Server::handle_handshake(Channel &ch, Frame &frame) {
+    BodyReader r(frame.body);
+    std::uint32_t protocol = 0, uid = 0, gid = 0, pid = 0;
+    std::uint8_t role = 0;
+    pmix_proc_t proc{};
+    std::string secret;
+    wire::InfoArray info;
+    r.u32(protocol);
+    r.u8(role);
+    r.proc(proc);
+    r.str(secret);
+    r.u32(uid);
+    r.u32(gid);
+    r.u32(pid);
+    r.infos(info);
+    if (!r.finished()) {
+        log()->warn("server: dropping {}: malformed handshake", ch.describe_peer());
+        ch.close("malformed handshake");
+        return;
+    }
+    if (channels_[&ch].second.authenticated) {
+        ch.close("second handshake on one connection");
+        return;
+    }
+    if (protocol != wire::kProtocolVersion) {
+        refuse(ch, frame, PMIX_ERR_NOT_SUPPORTED,
+               fmt::format("protocol version {}, this server speaks {}", protocol,
+                           wire::kProtocolVersion));
+        return;
+    }
+    const ProcKey key = key_of(proc);
+    JobRecord *job = find_job(key.first);
+    if (job == nullptr) {
+        refuse(ch, frame, PMIX_ERR_NOT_FOUND, "unknown namespace " + key.first);
+        return;
+    }
+    auto cit = job->clients.find(key.second);
+    if (cit == job->clients.end()) {
+        refuse(ch, frame, PMIX_ERR_NOT_FOUND,
+               fmt::format("rank {} is not a registered client of {}", key.second, key.first));
+        return;
+    }
+    ClientRecord &client = cit->second;
+    if (secret != job->secret) {
+        refuse(ch, frame, PMIX_ERR_INVALID_CRED,
+               fmt::format("wrong job secret for {}", describe(key)));
+        return;
+    }
+    if (auto cred = ch.connection().peer_credentials()) {
+        if (cred->uid != client.uid || cred->gid != client.gid) {
+            refuse(ch, frame, PMIX_ERR_INVALID_CRED,
+                   fmt::format("peer uid/gid {}/{} differ from the registered {}/{} for {}",
+                               cred->uid, cred->gid, client.uid, client.gid, describe(key)));
+            return;
+        }
+    }
+    if (client.state == ClientRecord::State::connected ||
+        client.state == ClientRecord::State::connecting) {
+        refuse(ch, frame, PMIX_ERR_INVALID_CRED, describe(key) + " is already connected");
+        return;
+    }
+    client.state = ClientRecord::State::connecting;
+    client.committed = false;
+    std::weak_ptr<Channel> weak = ch.weak_from_this();
+    Frame request{frame.command, frame.tag, frame.flags, {}};
+    auto done = [this, weak, request, key](pmix_status_t status) {
+        finish_handshake(weak, request, key, status);
+    };
+    if (host_.client_connected2 != nullptr) {
+        auto copied = std::make_shared<wire::InfoArray>(std::move(info));
+        call_host_op(
+            [this, proc, &client, copied](pmix_op_cbfunc_t cb, void *cbdata) {
+                return host_.client_connected2(&proc, client.server_object, copied->data(),
+                                               copied->size(), cb, cbdata);
+            },
+            [done, copied](pmix_status_t s) { done(s); });
+    } else if (host_.client_connected != nullptr) {
+        call_host_op(
+            [this, proc, &client](pmix_op_cbfunc_t cb, void *cbdata) {
+                return host_.client_connected(&proc, client.server_object, cb, cbdata);
+            },
+            done);
+    } else {
+        done(PMIX_SUCCESS);
+    }
+}
+
+void Server::finish_handshake(std::weak_ptr<Channel> weak, Frame request, ProcKey key,
+                              pmix_status_t status) {
+    ClientRecord *client = find_client(key);
+    auto ch = weak.lock();
+    if (client == nullptr) {
+        if (ch) refuse(*ch, request, PMIX_ERR_NOT_FOUND, describe(key) + " was deregistered");
+        return;
+    }
+    if (!ch || !ch->is_open()) {
+        client->state = ClientRecord::State::registered;
+        return;
+    }
+    if (status != PMIX_SUCCESS) {
+        client->state = ClientRecord::State::registered;
+        refuse(*ch, request, status, "the host refused the client");
+        return;
+    }
+    client->state = ClientRecord::State::connected;
+    client->channel = ch;
+    auto &peer = channels_[ch.get()].second;
+    peer.authenticated = true;
+    peer.proc = key;
+    auto blob = job_blob(key.first);
+    ch->reply(request, BodyWriter().i32(PMIX_SUCCESS).str("").proc(self_).bytes(blob).take());
+    log()->info("server: client {} connected from {}", describe(key), ch->describe_peer());
+}
+
+void Server::handle_finalize(Channel &ch, Frame &frame) {
+    BodyReader r(frame.body);
+    wire::InfoArray info;
+    r.infos(info);
+    ClientRecord *client = client_of(ch);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed finalize request");
+        return;
+    }
+    client->state = ClientRecord::State::finalized;
+    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    auto done = [reply](pmix_status_t) {
+        if (auto c = reply.channel.lock()) {
+            c->reply(reply.request, status_body(PMIX_SUCCESS));
+            c->close_after_flush("client finalized");
+        }
+    };
+    if (host_.client_finalized != nullptr) {
+        pmix_proc_t proc = client->proc;
+        void *object = client->server_object;
+        call_host_op(
+            [this, proc, object](pmix_op_cbfunc_t cb, void *cbdata) {
+                return host_.client_finalized(&proc, object, cb, cbdata);
+            },
+            done);
+    } else {
+        done(PMIX_SUCCESS);
+    }
+}
+
+void Server::handle_abort(Channel &ch, Frame &frame) {
+    BodyReader r(frame.body);
+    std::int32_t status = 0;
+    auto msg = std::make_shared<std::string>();
+    auto procs = std::make_shared<std::vector<pmix_proc_t>>();
+    r.i32(status);
+    r.str(*msg);
+    r.procs(*procs);
+    ClientRecord *client = client_of(ch);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed abort request");
+        return;
+    }
+    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    log()->info("server: client {} aborts with status {}: {}", describe(key_of(client->proc)),
+                status, *msg);
+    if (host_.abort == nullptr) {
+        send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
+        return;
+    }
+    pmix_proc_t proc = client->proc;
+    void *object = client->server_object;
+    call_host_op(
+        [this, proc, object, status, msg, procs](pmix_op_cbfunc_t cb, void *cbdata) {
+            return host_.abort(&proc, object, status, msg->c_str(),
+                               procs->empty() ? nullptr : procs->data(), procs->size(), cb, cbdata);
+        },
+        [reply, msg, procs](pmix_status_t s) { send_reply(reply, status_body(s)); });
+}
+
+void Server::handle_commit(Channel &ch, Frame &frame) {
+    BodyReader r(frame.body);
+    std::vector<std::uint8_t> local, remote;
+    r.bytes(local);
+    r.bytes(remote);
+    ClientRecord *client = client_of(ch);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed commit");
+        return;
+    }
+    pmix_proc_t proc = client->proc;
+    auto st =
+        store_->write([&](mca::gds::Module &m) { return m.store_modex(proc, as_bytes(local)); });
+    if (!st.ok()) {
+        log()->warn("server: client {} committed a blob the datastore refuses: {}",
+                    describe(key_of(proc)), st.message());
+        ch.close("commit blob refused by the datastore");
+        return;
+    }
+    client->local_blob = std::move(local);
+    client->remote_blob = std::move(remote);
+    client->committed = true;
+    auto waiters = std::move(client->on_commit);
+    client->on_commit.clear();
+    for (auto &w : waiters) w();
+}
+
+// ---------------------------------------------------------------------------------------------
+// fence
+
+bool Server::all_local(const std::vector<pmix_proc_t> &procs) {
+    for (const auto &p : procs) {
+        const ProcKey key = key_of(p);
+        JobRecord *job = find_job(key.first);
+        if (job == nullptr || !job->registered) return false;
+        if (key.second == PMIX_RANK_WILDCARD) {
+            if (job->job_size == 0 || job->clients.size() < job->job_size) return false;
+        } else if (job->clients.count(key.second) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void Server::handle_fence(Channel &ch, Frame &frame) {
+    BodyReader r(frame.body);
+    std::vector<pmix_proc_t> procs;
+    bool collect = false;
+    std::uint32_t timeout = 0;
+    wire::InfoArray info;
+    r.procs(procs);
+    r.boolean(collect);
+    r.u32(timeout);
+    r.infos(info);
+    ClientRecord *client = client_of(ch);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed fence request");
+        return;
+    }
+    const ProcKey me = key_of(client->proc);
+    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    if (procs.empty()) procs.push_back(proc_of({me.first, PMIX_RANK_WILDCARD}));
+    std::vector<std::string> parts;
+    for (const auto &p : procs) parts.push_back(describe(key_of(p)));
+    std::sort(parts.begin(), parts.end());
+    std::string signature;
+    for (const auto &p : parts) signature += p + ";";
+
+    FenceTracker *tracker = nullptr;
+    for (auto &[id, t] : fences_) {
+        if (t.signature == signature && !t.host_called && t.contributed.count(me) == 0) {
+            tracker = &t;
+            break;
+        }
+    }
+    if (tracker == nullptr) {
+        FenceTracker t;
+        t.id = next_fence_++;
+        t.signature = signature;
+        t.procs = procs;
+        for (const auto &p : procs) {
+            const ProcKey key = key_of(p);
+            JobRecord *job = find_job(key.first);
+            if (job == nullptr) continue;
+            if (key.second == PMIX_RANK_WILDCARD) {
+                for (const auto &[rank, c] : job->clients)
+                    t.expected_local.insert({key.first, rank});
+            } else if (job->clients.count(key.second) != 0) {
+                t.expected_local.insert(key);
+            }
+        }
+        if (t.expected_local.count(me) == 0) {
+            send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
+            return;
+        }
+        for (const auto &k : t.expected_local) {
+            ClientRecord *c = find_client(k);
+            if (c != nullptr && (c->state == ClientRecord::State::lost ||
+                                 c->state == ClientRecord::State::finalized)) {
+                log()->warn("server: fence {} includes {}, which is gone", signature, describe(k));
+                send_reply(reply, status_body(PMIX_ERR_LOST_CONNECTION));
+                return;
+            }
+        }
+        tracker = &fences_.emplace(t.id, std::move(t)).first->second;
+    }
+    tracker->contributed[me] = reply;
+    tracker->collect = tracker->collect || collect;
+    if (timeout > 0 && (tracker->timeout_s == 0 || timeout < tracker->timeout_s)) {
+        tracker->timeout_s = timeout;
+    }
+    if (timeout > 0 && tracker->timer == 0) {
+        const std::uint64_t id = tracker->id;
+        tracker->timer =
+            ProgressEngine::instance().after(std::chrono::seconds(timeout), [this, id] {
+                auto it = fences_.find(id);
+                if (it == fences_.end()) return;
+                it->second.timer = 0;
+                log()->warn("server: fence {} timed out", it->second.signature);
+                complete_fence(id, PMIX_ERR_TIMEOUT, {});
+            });
+    }
+    check_fence(tracker->id);
+}
+
+void Server::check_fence(std::uint64_t id) {
+    auto it = fences_.find(id);
+    if (it == fences_.end()) return;
+    FenceTracker &t = it->second;
+    if (t.contributed.size() < t.expected_local.size() || t.host_called) return;
+    if (all_local(t.procs)) {
+        complete_fence(id, PMIX_SUCCESS, {});
+        return;
+    }
+    if (host_.fence_nb == nullptr) {
+        complete_fence(id, PMIX_ERR_NOT_SUPPORTED, {});
+        return;
+    }
+    t.host_called = true;
+    // This node's contribution: one malloc'd, concatenable record stream that
+    // the host owns once the call returns (OPENMPI-CONTRACT rule 6).
+    std::vector<std::uint8_t> stream;
+    if (t.collect) {
+        for (const auto &k : t.expected_local) {
+            ClientRecord *c = find_client(k);
+            if (c != nullptr && c->committed) wire::append_record(stream, c->proc, c->remote_blob);
+        }
+    }
+    char *data = nullptr;
+    if (!stream.empty()) {
+        data = static_cast<char *>(std::malloc(stream.size()));
+        std::memcpy(data, stream.data(), stream.size());
+    }
+    auto args = std::make_shared<HostArgs>();
+    args->procs = t.procs;
+    if (t.collect) args->add_bool(PMIX_COLLECT_DATA, true);
+    if (t.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(t.timeout_s));
+    call_host_modex(
+        [this, args, data, n = stream.size()](pmix_modex_cbfunc_t cb, void *cbdata) {
+            return host_.fence_nb(args->procs.data(), args->procs.size(), args->info_data(),
+                                  args->info_size(), data, n, cb, cbdata);
+        },
+        [this, id, args](pmix_status_t status, std::vector<std::uint8_t> payload) {
+            complete_fence(id, status, payload);
+        });
+}
+
+void Server::complete_fence(std::uint64_t id, pmix_status_t status,
+                            const std::vector<std::uint8_t> &host_stream) {
+    auto it = fences_.find(id);
+    if (it == fences_.end()) return;  // already completed (timeout, lost participant)
+    FenceTracker t = std::move(it->second);
+    fences_.erase(it);
+    if (t.timer != 0) ProgressEngine::instance().cancel(t.timer);
+
+    std::vector<std::uint8_t> stream;
+    if (status == PMIX_SUCCESS) {
+        if (t.collect) {
+            for (const auto &k : t.expected_local) {
+                ClientRecord *c = find_client(k);
+                if (c != nullptr && c->committed)
+                    wire::append_record(stream, c->proc, c->local_blob);
+            }
+        }
+        std::vector<wire::ModexRecord> records;
+        if (!wire::parse_records(host_stream, records)) {
+            log()->error("server: the host's fence data for {} is not a modex record stream",
+                         t.signature);
+            status = PMIX_ERR_UNPACK_FAILURE;
+        }
+        for (auto &rec : records) {
+            const ProcKey k = key_of(rec.proc);
+            if (find_client(k) != nullptr) continue;  // our own client: sent its local blob
+            auto st = store_->write(
+                [&](mca::gds::Module &m) { return m.store_modex(rec.proc, as_bytes(rec.blob)); });
+            if (!st.ok()) log()->warn("server: fence data of {}: {}", describe(k), st.message());
+            wire::append_record(stream, rec.proc, rec.blob);
+            remote_blobs_[k] = std::move(rec.blob);
+        }
+    }
+    if (status != PMIX_SUCCESS) stream.clear();
+    auto body = BodyWriter().i32(status).bytes(stream).take();
+    for (const auto &[k, reply] : t.contributed) send_reply(reply, body);
+}
+
+void Server::fail_fences_of(const ProcKey &lost) {
+    std::vector<std::uint64_t> ids;
+    for (const auto &[id, t] : fences_) {
+        if (!t.host_called && t.expected_local.count(lost) != 0) ids.push_back(id);
+    }
+    for (auto id : ids) complete_fence(id, PMIX_ERR_LOST_CONNECTION, {});
+}
+
+// ---------------------------------------------------------------------------------------------
+// get (direct modex)
+
+void Server::reply_get_local(const PendingReply &reply, const ProcKey &target, bool wait,
+                             std::uint32_t timeout_s) {
+    ClientRecord *c = find_client(target);
+    if (c == nullptr) {
+        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
+        return;
+    }
+    if (c->committed) {
+        std::vector<std::uint8_t> stream;
+        wire::append_record(stream, c->proc, c->local_blob);
+        send_reply(
+            reply,
+            BodyWriter().i32(PMIX_SUCCESS).bytes(std::vector<std::uint8_t>{}).bytes(stream).take());
+        return;
+    }
+    if (!wait || c->state == ClientRecord::State::lost ||
+        c->state == ClientRecord::State::finalized) {
+        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
+        return;
+    }
+    auto done = std::make_shared<bool>(false);
+    std::uint64_t timer = 0;
+    if (timeout_s > 0) {
+        timer = ProgressEngine::instance().after(std::chrono::seconds(timeout_s), [reply, done] {
+            if (*done) return;
+            *done = true;
+            send_reply(reply, status_body(PMIX_ERR_TIMEOUT));
+        });
+    }
+    c->on_commit.push_back([this, reply, target, done, timer] {
+        if (*done) return;
+        *done = true;
+        if (timer != 0) ProgressEngine::instance().cancel(timer);
+        reply_get_local(reply, target, false, 0);
+    });
+}
+
+void Server::handle_get(Channel &ch, Frame &frame) {
+    BodyReader r(frame.body);
+    pmix_proc_t proc{};
+    std::string key;
+    bool immediate = false;
+    std::uint32_t timeout = 0;
+    wire::InfoArray info;
+    r.proc(proc);
+    r.str(key);
+    r.boolean(immediate);
+    r.u32(timeout);
+    r.infos(info);
+    ClientRecord *client = client_of(ch);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed get request");
+        return;
+    }
+    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const ProcKey target = key_of(proc);
+    const ProcKey me = key_of(client->proc);
+    const std::vector<std::uint8_t> none;
+
+    if (target.second == PMIX_RANK_WILDCARD || target.second == PMIX_RANK_UNDEF) {
+        auto blob = target.first == me.first ? std::vector<std::uint8_t>{} : job_blob(target.first);
+        if (blob.empty()) {
+            send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
+        } else {
+            send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(blob).bytes(none).take());
+        }
+        return;
+    }
+    if (find_client(target) != nullptr) {
+        reply_get_local(reply, target, !immediate, timeout);
+        return;
+    }
+    const auto jb = target.first == me.first ? std::vector<std::uint8_t>{} : job_blob(target.first);
+    if (auto it = remote_blobs_.find(target); it != remote_blobs_.end()) {
+        std::vector<std::uint8_t> stream;
+        wire::append_record(stream, proc, it->second);
+        send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(jb).bytes(stream).take());
+        return;
+    }
+    if (host_.direct_modex == nullptr) {
+        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
+        return;
+    }
+    auto args = std::make_shared<HostArgs>();
+    args->procs.push_back(proc);
+    if (!key.empty()) args->add_string(PMIX_REQUIRED_KEY, key);
+    if (timeout > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(timeout));
+    call_host_modex(
+        [this, args](pmix_modex_cbfunc_t cb, void *cbdata) {
+            return host_.direct_modex(args->procs.data(), args->info_data(), args->info_size(), cb,
+                                      cbdata);
+        },
+        [this, reply, target, args, jb](pmix_status_t status, std::vector<std::uint8_t> payload) {
+            std::vector<wire::ModexRecord> records;
+            if (status == PMIX_SUCCESS && !wire::parse_records(payload, records)) {
+                log()->error("server: the host's direct-modex data for {} is malformed",
+                             describe(target));
+                status = PMIX_ERR_UNPACK_FAILURE;
+            }
+            if (status != PMIX_SUCCESS) {
+                send_reply(reply, status_body(status));
+                return;
+            }
+            std::vector<std::uint8_t> stream;
+            for (auto &rec : records) {
+                wire::append_record(stream, rec.proc, rec.blob);
+                remote_blobs_[key_of(rec.proc)] = std::move(rec.blob);
+            }
+            send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(jb).bytes(stream).take());
+        });
+}
+
+// ---------------------------------------------------------------------------------------------
+// host calls
+
+pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs,
+                                      std::span<const pmix_info_t> info) {
+    JobRecord &job = jobs_[nspace];
+    job.nspace = nspace;
+    if (job.secret.empty()) job.secret = random_secret();
+    job.registered = true;
+    job.nlocalprocs = nlocalprocs;
+    if (const auto *i = find_info(info, PMIX_JOB_SIZE)) {
+        if (auto n = as_uint(i->value)) job.job_size = static_cast<std::uint32_t>(*n);
+    }
+    auto st = store_->write([&](mca::gds::Module &m) { return m.register_job(nspace, info); });
+    if (!st.ok()) {
+        log()->error("server: register_nspace {}: {}", nspace, st.message());
+        return st.code();
+    }
+    return PMIX_SUCCESS;
+}
+
+void Server::deregister_nspace(const std::string &nspace) {
+    JobRecord *job = find_job(nspace);
+    if (job != nullptr) {
+        for (auto &[rank, client] : job->clients) {
+            client.state = ClientRecord::State::finalized;
+            if (client.channel) client.channel->close("namespace deregistered");
+        }
+        jobs_.erase(nspace);
+    }
+    for (auto it = remote_blobs_.begin(); it != remote_blobs_.end();) {
+        it = it->first.first == nspace ? remote_blobs_.erase(it) : std::next(it);
+    }
+    auto st = store_->write([&](mca::gds::Module &m) { return m.delete_job(nspace); });
+    (void)st;
+}
+
+pmix_status_t Server::register_client(const pmix_proc_t &proc, uid_t uid, gid_t gid,
+                                      void *server_object) {
+    const ProcKey key = key_of(proc);
+    JobRecord &job = jobs_[key.first];
+    job.nspace = key.first;
+    if (job.secret.empty()) job.secret = random_secret();
+    ClientRecord &c = job.clients[key.second];
+    c.proc = proc;
+    c.uid = uid;
+    c.gid = gid;
+    c.server_object = server_object;
+    return PMIX_SUCCESS;
+}
+
+void Server::deregister_client(const pmix_proc_t &proc) {
+    const ProcKey key = key_of(proc);
+    JobRecord *job = find_job(key.first);
+    if (job == nullptr) return;
+    auto it = job->clients.find(key.second);
+    if (it == job->clients.end()) return;
+    it->second.state = ClientRecord::State::finalized;
+    if (it->second.channel) it->second.channel->close("client deregistered");
+    auto waiters = std::move(it->second.on_commit);
+    job->clients.erase(it);
+    for (auto &w : waiters) w();
+}
+
+mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) {
+    const ProcKey key = key_of(proc);
+    JobRecord &job = jobs_[key.first];
+    job.nspace = key.first;
+    if (job.secret.empty()) job.secret = random_secret();
+    mca::Environment env;
+    env["PMIX_NAMESPACE"] = key.first;
+    env["PMIX_RANK"] = std::to_string(key.second);
+    std::string all;
+    for (const auto &[prio, uri] : uris_) all += (all.empty() ? "" : ",") + uri;
+    if (!uris_.empty()) {
+        const std::string best =
+            fmt::format("{}.{};{}", key_of(self_).first, self_.rank, uris_.front().second);
+        for (const char *name : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+                                 "PMIX_SERVER_URI2", "PMIX_SERVER_URI21"}) {
+            env[name] = best;
+        }
+    }
+    env["PMIXPP_SERVER_URIS"] = all;
+    env["PMIXPP_JOB_SECRET"] = job.secret;
+    env["PMIX_SECURITY_MODE"] = "native";
+    env["PMIX_BFROP_BUFFER_TYPE"] = "PMIX_BFROP_BUFFER_NON_DESC";
+    env["PMIX_GDS_MODULE"] = store_->component();
+    env["PMIX_VERSION"] = "4.2.2";
+    char host[HOST_NAME_MAX + 1] = {};
+    if (gethostname(host, sizeof host - 1) == 0) env["PMIX_HOSTNAME"] = host;
+    const char *tmp = std::getenv("TMPDIR");
+    env["PMIX_SYSTEM_TMPDIR"] = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    for (auto *ptl : transports_->modules()) {
+        auto st = ptl->setup_fork(proc, env);
+        if (!st.ok()) return st;
+    }
+    return env;
+}
+
+void Server::dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc,
+                            void *cbdata) {
+    const ProcKey key = key_of(proc);
+    auto respond = [this, key, cbfunc, cbdata] {
+        ClientRecord *c = find_client(key);
+        if (c == nullptr || !c->committed) {
+            cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, cbdata);
+            return;
+        }
+        std::vector<std::uint8_t> stream;
+        wire::append_record(stream, c->proc, c->remote_blob);
+        // Ours: the host copies what it keeps before returning.
+        cbfunc(PMIX_SUCCESS, reinterpret_cast<char *>(stream.data()), stream.size(), cbdata);
+    };
+    ClientRecord *c = find_client(key);
+    if (c == nullptr || c->committed || c->state == ClientRecord::State::lost ||
+        c->state == ClientRecord::State::finalized) {
+        respond();
+        return;
+    }
+    c->on_commit.push_back(respond);
+}
+
+}  // namespace pmixpp::server

@@ -1,0 +1,169 @@
+// The server face (PMIx_server_*): the state the host registers, the clients'
+// connections and the collectives among them. See README.md in this folder.
+//
+// Threads: every member is touched only on the progress thread. The C entry
+// points (server_api.cpp) copy their arguments and post closures here; host
+// completion callbacks (any thread, any time, or inline) are thread-shifted
+// with ProgressEngine::post() before they touch anything.
+#pragma once
+
+#include <pmix_server.h>
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "gds/gds_base.hpp"
+#include "ptl/ptl_base.hpp"
+#include "wire/channel.hpp"
+#include "wire/message.hpp"
+
+struct event;
+
+namespace pmixpp::server {
+
+using ProcKey = std::pair<std::string, pmix_rank_t>;
+ProcKey key_of(const pmix_proc_t &proc);
+pmix_proc_t proc_of(const ProcKey &key);
+
+struct ClientRecord {
+    pmix_proc_t proc{};
+    uid_t uid = 0;
+    gid_t gid = 0;
+    void *server_object = nullptr;
+    enum class State { registered, connecting, connected, finalized, lost };
+    State state = State::registered;
+    std::shared_ptr<wire::Channel> channel;
+    bool committed = false;
+    std::vector<std::uint8_t> local_blob;   // gds assemble_modex(LOCAL) of its last commit
+    std::vector<std::uint8_t> remote_blob;  // ... (REMOTE)
+    // Run (progress thread) at the next commit or when the client is gone.
+    std::vector<std::function<void()>> on_commit;
+};
+
+struct JobRecord {
+    std::string nspace;
+    std::string secret;  // per-job handshake secret (setup_fork)
+    bool registered = false;
+    std::uint32_t job_size = 0;
+    int nlocalprocs = 0;
+    std::map<pmix_rank_t, ClientRecord> clients;
+};
+
+// One outstanding reply owed to a client.
+struct PendingReply {
+    std::weak_ptr<wire::Channel> channel;
+    wire::Frame request;  // command + tag (body emptied)
+};
+
+struct FenceTracker {
+    std::uint64_t id = 0;
+    std::string signature;
+    std::vector<pmix_proc_t> procs;    // as requested
+    std::set<ProcKey> expected_local;  // local participants
+    std::map<ProcKey, PendingReply> contributed;
+    bool collect = false;
+    bool host_called = false;
+    std::uint32_t timeout_s = 0;
+    std::uint64_t timer = 0;
+};
+
+class Server {
+  public:
+    static Server &instance();
+
+    // --- lifecycle (progress thread) ---
+    mca::Status start(const pmix_server_module_t *module, std::span<const pmix_info_t> info,
+                      std::shared_ptr<ptl_base::Transports> transports,
+                      std::shared_ptr<gds_base::Datastore> store);
+    void stop();
+    bool active() const noexcept { return active_; }
+
+    // --- host calls (progress thread) ---
+    pmix_status_t register_nspace(const std::string &nspace, int nlocalprocs,
+                                  std::span<const pmix_info_t> info);
+    void deregister_nspace(const std::string &nspace);
+    pmix_status_t register_client(const pmix_proc_t &proc, uid_t uid, gid_t gid,
+                                  void *server_object);
+    void deregister_client(const pmix_proc_t &proc);
+    // The variables a child needs (PMIx_server_setup_fork).
+    mca::Result<mca::Environment> fork_environment(const pmix_proc_t &proc);
+    void dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc, void *cbdata);
+
+    const pmix_proc_t &self() const noexcept { return self_; }
+    gds_base::Datastore &store() { return *store_; }
+
+  private:
+    Server();
+    using Handler = void (Server::*)(wire::Channel &, wire::Frame &);
+
+    struct Peer {
+        bool authenticated = false;
+        ProcKey proc;
+    };
+    struct ListenerRecord {
+        std::unique_ptr<mca::ptl::Listener> listener;
+        event *ev = nullptr;
+        Server *server = nullptr;
+    };
+
+    static void on_accept(int fd, short what, void *arg);
+    void accept_all(ListenerRecord &rec);
+    void on_frame(wire::Channel &ch, wire::Frame &&frame);
+    void on_close(wire::Channel &ch, const std::string &reason);
+
+    // Request handlers: the dispatch table (README.md, "Adding a request").
+    void handle_handshake(wire::Channel &ch, wire::Frame &frame);
+    void handle_finalize(wire::Channel &ch, wire::Frame &frame);
+    void handle_abort(wire::Channel &ch, wire::Frame &frame);
+    void handle_commit(wire::Channel &ch, wire::Frame &frame);
+    void handle_fence(wire::Channel &ch, wire::Frame &frame);
+    void handle_get(wire::Channel &ch, wire::Frame &frame);
+
+    void refuse(wire::Channel &ch, const wire::Frame &frame, pmix_status_t status,
+                const std::string &reason);
+    void finish_handshake(std::weak_ptr<wire::Channel> ch, wire::Frame request, ProcKey key,
+                          pmix_status_t status);
+    ClientRecord *find_client(const ProcKey &key);
+    JobRecord *find_job(const std::string &nspace);
+    ClientRecord *client_of(wire::Channel &ch);
+
+    // Fence machinery.
+    void check_fence(std::uint64_t id);
+    void complete_fence(std::uint64_t id, pmix_status_t status,
+                        const std::vector<std::uint8_t> &host_stream);
+    bool all_local(const std::vector<pmix_proc_t> &procs);
+    void fail_fences_of(const ProcKey &lost);
+
+    // Direct modex.
+    void reply_get_local(const PendingReply &reply, const ProcKey &target, bool wait,
+                         std::uint32_t timeout_s);
+    std::vector<std::uint8_t> job_blob(const std::string &nspace);
+
+    static void send_reply(const PendingReply &reply, std::span<const std::uint8_t> body);
+    static std::vector<std::uint8_t> status_body(pmix_status_t status);
+
+    bool active_ = false;
+    pmix_server_module_t host_{};
+    pmix_proc_t self_{};
+    std::shared_ptr<ptl_base::Transports> transports_;
+    std::shared_ptr<gds_base::Datastore> store_;
+    std::vector<std::unique_ptr<ListenerRecord>> listeners_;
+    std::vector<std::pair<int, std::string>> uris_;  // (priority, uri), best first
+    std::unordered_map<std::uint16_t, Handler> handlers_;
+    std::map<wire::Channel *, std::pair<std::shared_ptr<wire::Channel>, Peer>> channels_;
+    std::map<std::string, JobRecord> jobs_;
+    std::map<std::uint64_t, FenceTracker> fences_;
+    std::uint64_t next_fence_ = 1;
+    std::map<ProcKey, std::vector<std::uint8_t>> remote_blobs_;  // from host fences / dmodex
+};
+
+}  // namespace pmixpp::server

@@ -1,0 +1,226 @@
+// C entry points of the server face (pmix_server.h). Each checks its
+// arguments, copies what it needs and runs the work on the progress thread
+// (server.hpp). Host callbacks given to these functions are called exactly
+// once, from the progress thread.
+#include <pmix_server.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "mca/logging.hpp"
+#include "runtime/init_state.hpp"
+#include "runtime/progress.hpp"
+#include "client/client.hpp"
+#include "server/server.hpp"
+
+using pmixpp::runtime::Face;
+using pmixpp::runtime::ProgressEngine;
+using pmixpp::server::Server;
+
+namespace {
+
+std::mutex g_init_mutex;
+std::shared_ptr<pmixpp::gds_base::Datastore> g_store;
+std::shared_ptr<pmixpp::ptl_base::Transports> g_transports;
+
+auto log() {
+    return pmixpp::mca::framework_logger("server");
+}
+
+bool server_up() {
+    return pmixpp::runtime::init_count(Face::server) > 0;
+}
+
+std::string nspace_of(const char *ns) {
+    return std::string(ns, strnlen(ns, PMIX_MAX_NSLEN));
+}
+
+// Sets or replaces NAME=value in a malloc'd argv-style array.
+pmix_status_t set_env(char ***env, const std::string &name, const std::string &value) {
+    std::string entry = name + "=" + value;
+    std::size_t n = 0;
+    if (*env != nullptr) {
+        for (; (*env)[n] != nullptr; ++n) {
+            if (std::strncmp((*env)[n], entry.c_str(), name.size() + 1) == 0) {
+                char *copy = strdup(entry.c_str());
+                if (copy == nullptr) return PMIX_ERR_NOMEM;
+                std::free((*env)[n]);
+                (*env)[n] = copy;
+                return PMIX_SUCCESS;
+            }
+        }
+    }
+    auto **grown = static_cast<char **>(std::realloc(*env, (n + 2) * sizeof(char *)));
+    if (grown == nullptr) return PMIX_ERR_NOMEM;
+    grown[n] = strdup(entry.c_str());
+    grown[n + 1] = nullptr;
+    *env = grown;
+    return grown[n] != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+}
+
+}  // namespace
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_info_t info[],
+                                           size_t ninfo) {
+    std::lock_guard lock(g_init_mutex);
+    if (server_up()) {
+        pmixpp::runtime::add_init(Face::server);
+        return PMIX_SUCCESS;
+    }
+    auto store = pmixpp::gds_base::Datastore::acquire();
+    if (!store) {
+        log()->error("PMIx_server_init: {}", store.status().message());
+        return store.status().code();
+    }
+    auto transports = pmixpp::ptl_base::Transports::acquire();
+    if (!transports) {
+        log()->error("PMIx_server_init: {}", transports.status().message());
+        return transports.status().code();
+    }
+    auto &engine = ProgressEngine::instance();
+    if (auto st = engine.acquire(); !st.ok()) {
+        log()->error("PMIx_server_init: {}", st.message());
+        return st.code();
+    }
+    pmixpp::mca::Status started;
+    std::span<const pmix_info_t> span(info, info == nullptr ? 0 : ninfo);
+    engine.run_sync([&] {
+        started = Server::instance().start(module, span, transports.value(), store.value());
+    });
+    if (!started.ok()) {
+        log()->error("PMIx_server_init: {}", started.message());
+        engine.release();
+        return started.code();
+    }
+    g_store = store.value();
+    g_transports = transports.value();
+    pmix_proc_t self{};
+    engine.run_sync([&] { self = Server::instance().self(); });
+    pmixpp::client::Client::instance().attach_server_view(g_store, self);
+    pmixpp::runtime::add_init(Face::server);
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_finalize(void) {
+    std::lock_guard lock(g_init_mutex);
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (pmixpp::runtime::drop_init(Face::server) > 0) return PMIX_SUCCESS;
+    auto &engine = ProgressEngine::instance();
+    pmixpp::client::Client::instance().detach_server_view();
+    engine.run_sync([] { Server::instance().stop(); });
+    engine.release();
+    g_store.reset();
+    g_transports.reset();
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const pmix_nspace_t nspace, int nlocalprocs,
+                                                      pmix_info_t info[], size_t ninfo,
+                                                      pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (nspace == nullptr) return PMIX_ERR_BAD_PARAM;
+    auto copied = std::make_shared<pmixpp::wire::InfoArray>(
+        pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
+    std::string ns = nspace_of(nspace);
+    auto work = [ns, nlocalprocs, copied] {
+        return Server::instance().register_nspace(ns, nlocalprocs, copied->span());
+    };
+    if (cbfunc == nullptr) {
+        pmix_status_t rc = PMIX_ERROR;
+        ProgressEngine::instance().run_sync([&] { rc = work(); });
+        return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+    }
+    if (!ProgressEngine::instance().post([work, cbfunc, cbdata] { cbfunc(work(), cbdata); })) {
+        return PMIX_ERR_INIT;
+    }
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT void PMIx_server_deregister_nspace(const pmix_nspace_t nspace, pmix_op_cbfunc_t cbfunc,
+                                               void *cbdata) {
+    if (!server_up() || nspace == nullptr) {
+        if (cbfunc != nullptr) cbfunc(server_up() ? PMIX_ERR_BAD_PARAM : PMIX_ERR_INIT, cbdata);
+        return;
+    }
+    std::string ns = nspace_of(nspace);
+    auto work = [ns, cbfunc, cbdata] {
+        Server::instance().deregister_nspace(ns);
+        if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, cbdata);
+    };
+    if (cbfunc == nullptr) {
+        ProgressEngine::instance().run_sync(work);
+    } else {
+        ProgressEngine::instance().post(work);
+    }
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_register_client(const pmix_proc_t *proc, uid_t uid, gid_t gid,
+                                                      void *server_object, pmix_op_cbfunc_t cbfunc,
+                                                      void *cbdata) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (proc == nullptr) return PMIX_ERR_BAD_PARAM;
+    pmix_proc_t p = *proc;
+    if (cbfunc == nullptr) {
+        pmix_status_t rc = PMIX_ERROR;
+        ProgressEngine::instance().run_sync(
+            [&] { rc = Server::instance().register_client(p, uid, gid, server_object); });
+        return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+    }
+    ProgressEngine::instance().post([p, uid, gid, server_object, cbfunc, cbdata] {
+        cbfunc(Server::instance().register_client(p, uid, gid, server_object), cbdata);
+    });
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT void PMIx_server_deregister_client(const pmix_proc_t *proc, pmix_op_cbfunc_t cbfunc,
+                                               void *cbdata) {
+    if (!server_up() || proc == nullptr) {
+        if (cbfunc != nullptr) cbfunc(server_up() ? PMIX_ERR_BAD_PARAM : PMIX_ERR_INIT, cbdata);
+        return;
+    }
+    pmix_proc_t p = *proc;
+    auto work = [p, cbfunc, cbdata] {
+        Server::instance().deregister_client(p);
+        if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, cbdata);
+    };
+    if (cbfunc == nullptr) {
+        ProgressEngine::instance().run_sync(work);
+    } else {
+        ProgressEngine::instance().post(work);
+    }
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_setup_fork(const pmix_proc_t *proc, char ***env) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (proc == nullptr || env == nullptr) return PMIX_ERR_BAD_PARAM;
+    pmix_proc_t p = *proc;
+    pmixpp::mca::Result<pmixpp::mca::Environment> vars =
+        pmixpp::mca::Status(PMIX_ERR_INIT, "server not running");
+    ProgressEngine::instance().run_sync([&] { vars = Server::instance().fork_environment(p); });
+    if (!vars) {
+        log()->error("PMIx_server_setup_fork: {}", vars.status().message());
+        return vars.status().code();
+    }
+    for (const auto &[name, value] : vars.value()) {
+        if (pmix_status_t rc = set_env(env, name, value); rc != PMIX_SUCCESS) return rc;
+    }
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_dmodex_request(const pmix_proc_t *proc,
+                                                     pmix_dmodex_response_fn_t cbfunc,
+                                                     void *cbdata) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (proc == nullptr || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    pmix_proc_t p = *proc;
+    if (!ProgressEngine::instance().post(
+            [p, cbfunc, cbdata] { Server::instance().dmodex_request(p, cbfunc, cbdata); })) {
+        return PMIX_ERR_INIT;
+    }
+    return PMIX_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,123 @@
+#include "wire/channel.hpp"
+
+#include <event2/buffer.h>
+
+#include "runtime/progress.hpp"
+
+namespace pmixpp::wire {
+
+std::shared_ptr<Channel> Channel::open(std::unique_ptr<mca::ptl::Connection> connection,
+                                       FrameHandler on_frame, CloseHandler on_close) {
+    auto &engine = runtime::ProgressEngine::instance();
+    std::shared_ptr<Channel> ch(new Channel);
+    ch->connection_ = std::move(connection);
+    ch->on_frame_ = std::move(on_frame);
+    ch->on_close_ = std::move(on_close);
+    ch->bev_ = bufferevent_socket_new(engine.base(), ch->connection_->fd(), 0);
+    if (ch->bev_ == nullptr) return nullptr;
+    bufferevent_setcb(ch->bev_, &Channel::on_read, &Channel::on_write, &Channel::on_event,
+                      ch.get());
+    bufferevent_enable(ch->bev_, EV_READ | EV_WRITE);
+    return ch;
+}
+
+Channel::~Channel() {
+    if (bev_ != nullptr) bufferevent_free(bev_);
+}
+
+bool Channel::send(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
+                   std::span<const std::uint8_t> body) {
+    if (bev_ == nullptr || closing_after_flush_) return false;
+    std::vector<std::uint8_t> bytes;
+    std::string reason;
+    if (!build_frame(command, tag, flags, body, FrameLimits::process_wide(), bytes, reason)) {
+        return false;
+    }
+    return bufferevent_write(bev_, bytes.data(), bytes.size()) == 0;
+}
+
+void Channel::close(const std::string &reason) {
+    if (bev_ == nullptr) return;
+    bufferevent_free(bev_);
+    bev_ = nullptr;
+    // The owner may drop its last reference in the handler: keep us alive
+    // until it returns.
+    auto self = shared_from_this();
+    runtime::ProgressEngine::instance().post([self, reason] {
+        if (self->on_close_) {
+            auto handler = std::move(self->on_close_);
+            self->on_close_ = nullptr;
+            self->on_frame_ = nullptr;
+            handler(*self, reason);
+        }
+    });
+}
+
+void Channel::close_after_flush(const std::string &reason) {
+    if (bev_ == nullptr) return;
+    if (evbuffer_get_length(bufferevent_get_output(bev_)) == 0) {
+        close(reason);
+        return;
+    }
+    closing_after_flush_ = true;
+    pending_reason_ = reason;
+    bufferevent_disable(bev_, EV_READ);
+}
+
+void Channel::on_write(bufferevent *, void *arg) {
+    auto *ch = static_cast<Channel *>(arg);
+    if (ch->closing_after_flush_) ch->close(ch->pending_reason_);
+}
+
+void Channel::on_event(bufferevent *, short what, void *arg) {
+    auto *ch = static_cast<Channel *>(arg);
+    if (what & BEV_EVENT_EOF) {
+        ch->close("peer closed the connection");
+    } else if (what & BEV_EVENT_ERROR) {
+        ch->close(std::string("socket error: ") +
+                  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    }
+}
+
+void Channel::on_read(bufferevent *, void *arg) {
+    static_cast<Channel *>(arg)->read_frames();
+}
+
+void Channel::read_frames() {
+    const FrameLimits &limits = FrameLimits::process_wide();
+    while (bev_ != nullptr) {
+        evbuffer *in = bufferevent_get_input(bev_);
+        const std::size_t have = evbuffer_get_length(in);
+        if (have < kFrameHeaderSize) return;
+        std::uint8_t raw[kFrameHeaderSize];
+        evbuffer_copyout(in, raw, kFrameHeaderSize);
+        const FrameHeader header = decode_header(raw);
+        if (std::string bad = check_header(header, limits); !bad.empty()) {
+            close("malformed frame: " + bad);
+            return;
+        }
+        if (have < kFrameHeaderSize + header.length) {
+            // Wait for the rest; never ask libevent to buffer beyond one frame.
+            bufferevent_setwatermark(bev_, EV_READ, kFrameHeaderSize + header.length, 0);
+            return;
+        }
+        bufferevent_setwatermark(bev_, EV_READ, 0, 0);
+        evbuffer_drain(in, kFrameHeaderSize);
+        std::vector<std::uint8_t> payload(header.length);
+        if (header.length > 0) evbuffer_remove(in, payload.data(), header.length);
+        Frame frame;
+        std::string reason;
+        if (!open_frame(header, std::move(payload), limits, frame, reason)) {
+            close("malformed frame: " + reason);
+            return;
+        }
+        std::weak_ptr<Channel> weak = weak_from_this();
+        runtime::ProgressEngine::instance().post([weak, f = std::move(frame)]() mutable {
+            auto ch = weak.lock();
+            if (!ch || !ch->is_open() || !ch->on_frame_) return;
+            ch->on_frame_(*ch, std::move(f));
+        });
+    }
+}
+
+}  // namespace pmixpp::wire

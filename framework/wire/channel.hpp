@@ -1,0 +1,76 @@
+// One framed connection on the progress thread's event loop.
+//
+// A Channel owns a ptl Connection (the socket) and a libevent bufferevent on
+// its descriptor. It reads frames (frame.hpp), checks every header against
+// the limits, inflates compressed bodies and hands each complete Frame to its
+// FrameHandler as a posted closure (outside libevent dispatch, see
+// runtime/progress.hpp). A malformed frame, EOF or a socket error closes the
+// channel: the CloseHandler runs exactly once with the reason, which the
+// owner logs. The channel's owner keeps the shared_ptr; handlers capture weak
+// pointers.
+//
+// Threads: everything, including destruction, on the progress thread.
+#pragma once
+
+#include <event2/bufferevent.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pmixpp/mca/ptl.hpp"
+#include "wire/frame.hpp"
+
+namespace pmixpp::wire {
+
+class Channel : public std::enable_shared_from_this<Channel> {
+  public:
+    using FrameHandler = std::function<void(Channel &, Frame &&)>;
+    using CloseHandler = std::function<void(Channel &, const std::string &reason)>;
+
+    // Starts reading at once. Returns nullptr (and closes the connection) if
+    // libevent refuses the descriptor.
+    static std::shared_ptr<Channel> open(std::unique_ptr<mca::ptl::Connection> connection,
+                                         FrameHandler on_frame, CloseHandler on_close);
+    ~Channel();
+    Channel(const Channel &) = delete;
+    Channel &operator=(const Channel &) = delete;
+
+    // Queue one frame. False when the channel is closed or the body is over
+    // the maximum frame size (then the channel stays open; the caller reports).
+    bool send(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
+              std::span<const std::uint8_t> body);
+    bool reply(const Frame &request, std::span<const std::uint8_t> body) {
+        return send(request.command, request.tag, kFlagReply, body);
+    }
+
+    // Close now; the CloseHandler runs (posted) with `reason`. Idempotent.
+    void close(const std::string &reason);
+    // Close once everything queued has been written.
+    void close_after_flush(const std::string &reason);
+    bool is_open() const noexcept { return bev_ != nullptr; }
+
+    const mca::ptl::Connection &connection() const { return *connection_; }
+    std::string describe_peer() const { return connection_->describe_peer(); }
+
+    // Owner data (the server's peer record, ...).
+    void *user = nullptr;
+
+  private:
+    Channel() = default;
+    static void on_read(bufferevent *bev, void *arg);
+    static void on_write(bufferevent *bev, void *arg);
+    static void on_event(bufferevent *bev, short what, void *arg);
+    void read_frames();
+
+    std::unique_ptr<mca::ptl::Connection> connection_;
+    bufferevent *bev_ = nullptr;
+    FrameHandler on_frame_;
+    CloseHandler on_close_;
+    bool closing_after_flush_ = false;
+    std::string pending_reason_;
+};
+
+}  // namespace pmixpp::wire

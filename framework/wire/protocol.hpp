@@ -1,0 +1,43 @@
+// The commands of the client/server protocol and the layout of their bodies.
+//
+// Every request is answered by one reply frame (same command and tag,
+// kFlagReply). A reply body always starts with an i32 PMIx status; the rest
+// is present only on success unless stated. Requests are sent in order on one
+// connection and the server handles them in order, so a COMMIT is always seen
+// before a FENCE that follows it.
+//
+// Adding a request type: one value here, one server handler registered in
+// server/handlers table (framework/server/README.md) and one client function
+// that sends it and handles the reply (framework/client/README.md).
+#pragma once
+
+#include <cstdint>
+
+namespace pmixpp::wire {
+
+inline constexpr std::uint32_t kProtocolVersion = 1;
+
+enum class Command : std::uint16_t {
+    // req: u32 protocol, u8 role (Role), proc (nspace, rank), str secret,
+    //      u32 uid, u32 gid, u32 pid, infos (the PMIx_Init info)
+    // rep: i32 status, str reason (always), then on success:
+    //      proc server, bytes job blob (gds assemble_job of the client's nspace)
+    handshake = 1,
+    // req: infos. rep: i32 status. The server closes the connection after it.
+    finalize = 2,
+    // req: i32 status, str message, procs. rep: i32 status.
+    abort = 3,
+    // req: bytes local blob, bytes remote blob (gds assemble_modex). no reply.
+    commit = 4,
+    // req: procs (empty: the caller's whole nspace), u8 collect, u32 timeout s
+    //      (0: none), infos. rep: i32 status, bytes modex record stream.
+    fence = 5,
+    // req: proc, str key (empty: all keys), u8 immediate, u32 timeout s, infos.
+    // rep: i32 status, bytes job blob (may be empty: nspace of proc),
+    //      bytes modex record stream.
+    get = 6,
+};
+
+enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };
+
+}  // namespace pmixpp::wire

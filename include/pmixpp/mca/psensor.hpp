@@ -1,0 +1,107 @@
+// Framework interface "psensor": the server's own process monitoring for
+// PMIx_Process_monitor_nb (see framework/psensor/README.md for the contract).
+//
+// Only a server with monitoring enabled (PMIX_SERVER_ENABLE_MONITORING) uses
+// it; otherwise requests go to the host. Each request is offered to every
+// module in priority order; the first that takes it owns it until stop().
+#pragma once
+
+#include "pmixpp/mca/sdk_types.hpp"
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pmixpp::mca::psensor {
+
+inline constexpr const char *kFrameworkName = "psensor";
+// Interface version a component of this framework is built against. The major
+// must match the core's exactly; a component minor newer than the core's is refused.
+inline constexpr unsigned kInterfaceMajor = 1;
+inline constexpr unsigned kInterfaceMinor = 0;
+
+// One PMIx_Process_monitor_nb request, as the server received it. Everything
+// is borrowed for the duration of start(): a module that takes the request
+// copies what it keeps.
+struct MonitorRequest {
+    // The process to watch (the client that asked).
+    const pmix_proc_t &requestor;
+    // The request's PMIX_MONITOR_ID (empty if none was given); stop() names
+    // it. The core has already refused a second request with the same id
+    // from the same requestor.
+    std::string_view id;
+    // What to monitor: its key says the kind (PMIX_MONITOR_HEARTBEAT,
+    // PMIX_MONITOR_FILE, ...), its value the object (e.g. the file name).
+    const pmix_info_t &monitor;
+    // The status code of the event to raise on a violation (the call's
+    // `error` argument).
+    pmix_status_t event_code;
+    // The request's directives: PMIX_MONITOR_HEARTBEAT_TIME,
+    // PMIX_MONITOR_FILE_CHECK_TIME, PMIX_MONITOR_*_DROPS, ...
+    std::span<const pmix_info_t> directives;
+};
+
+// What a module reports when a monitored process stops showing signs of life.
+struct Violation {
+    pmix_proc_t requestor;
+    std::string id;
+    pmix_status_t event_code;
+    // For the event's PMIX_EVENT_TEXT_MESSAGE and the log, e.g.
+    // "no heartbeat from job1.3 for 10 s (2 missed)".
+    std::string reason;
+};
+
+// Called by the module, on the progress thread, once per violation. The core
+// turns it into an event (the request's range, PMIX_RANGE_NAMESPACE by
+// default). Monitoring goes on after a violation until stop(): the handler may
+// be called again for a later violation of the same request.
+using ViolationHandler = std::function<void(const Violation &violation)>;
+
+// The module interface: what a component's create_module() returns.
+// Every method runs on the progress thread.
+class PMIXPP_SDK_EXPORT Module {
+  public:
+    // Stops every monitor still running and cancels its timers.
+    virtual ~Module() = default;
+
+    // The monitor keys this module understands (PMIX_MONITOR_HEARTBEAT;
+    // PMIX_MONITOR_FILE). Constant for the module's lifetime.
+    virtual std::vector<std::string> monitor_keys() const = 0;
+
+    // Whether start() should be offered `request` at all. Default: the
+    // request's monitor key is one of monitor_keys().
+    virtual bool accepts(const MonitorRequest &request) const {
+        const std::string_view key = request.monitor.key;
+        for (const std::string &own : monitor_keys()) {
+            if (own == key) return true;
+        }
+        return false;
+    }
+
+    // Take and start `request`. `timers` runs the module's periodic checks;
+    // `raise` reports violations. Both outlive the module: keep them.
+    // Returns:
+    //   success           the module owns the request; the core replies
+    //                     "granted" to the requestor;
+    //   kStatusDeclined   not this module's: the core offers the next one;
+    //   any other error   this module's kind, but it cannot be honoured
+    //                     (PMIX_ERR_BAD_PARAM for a bad directive): the core
+    //                     stops offering and returns the error and its
+    //                     message to the requestor.
+    virtual Status start(const MonitorRequest &request, ProgressTimers &timers,
+                         ViolationHandler raise) = 0;
+
+    // Stop monitoring `requestor` under `id`, or all its requests if `id` is
+    // empty (PMIX_MONITOR_CANCEL, or the client disconnected). The core calls
+    // every module; none raises a violation for a stopped request afterwards.
+    // Errors: PMIX_ERR_NOT_FOUND (this module watched nothing matching).
+    virtual Status stop(const pmix_proc_t &requestor, std::string_view id) = 0;
+
+    // A heartbeat arrived from `from` (a client's PMIX_SEND_HEARTBEAT). The
+    // core passes every heartbeat to every module. Default: ignored.
+    virtual void heartbeat(const pmix_proc_t &from) { (void)from; }
+};
+
+}  // namespace pmixpp::mca::psensor

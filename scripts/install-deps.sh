@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs every Debian package that building and testing pmixpp needs.
+# Usage: sudo scripts/install-deps.sh   (root: apt-get works as it is)
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+    build-essential cmake ccache pkg-config git python3 \
+    libboost-dev libevent-dev libhwloc-dev zlib1g-dev libspdlog-dev libfmt-dev \
+    libgtest-dev libgmock-dev \
+    libpmix-dev python3-pmix \
+    openmpi-bin libopenmpi-dev

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds pmixpp from scratch and runs the whole test suite twice:
+#   1. build/       RelWithDebInfo, warnings as errors
+#   2. build-asan/  ASan+UBSan, warnings as errors
+# Usage: scripts/test.sh [--quick]   (--quick: only the first configuration)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+export CTEST_OUTPUT_ON_FAILURE=1
+
+configure_build_test() {
+    local dir=$1; shift
+    cmake -S . -B "$dir" -DPMIXPP_WERROR=ON "$@"
+    cmake --build "$dir" -j"$jobs"
+    ctest --test-dir "$dir" -j"$jobs" --timeout 300
+}
+
+configure_build_test build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+if [ "${1:-}" != "--quick" ]; then
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        configure_build_test build-asan -DCMAKE_BUILD_TYPE=Debug -DPMIXPP_SANITIZE=address,undefined
+fi

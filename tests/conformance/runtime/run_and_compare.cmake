@@ -1,0 +1,13 @@
+# Runs PROGRAM and fails unless its stdout equals the file EXPECTED byte for byte.
+execute_process(COMMAND ${PROGRAM} OUTPUT_VARIABLE actual ERROR_VARIABLE errors RESULT_VARIABLE rc)
+file(READ ${EXPECTED} expected)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${PROGRAM} exited with ${rc}\nstdout:\n${actual}\nstderr:\n${errors}")
+endif()
+if(NOT actual STREQUAL expected)
+  get_filename_component(name ${PROGRAM} NAME)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/${name}.actual.txt "${actual}")
+  execute_process(COMMAND diff -u ${EXPECTED} ${CMAKE_CURRENT_BINARY_DIR}/${name}.actual.txt OUTPUT_VARIABLE diff)
+  message(FATAL_ERROR "output of ${name} differs from ${EXPECTED}:\n${diff}")
+endif()
+message(STATUS "output matches ${EXPECTED}")

@@ -1,0 +1,209 @@
+// Unit tests of the progress engine, framing, message bodies, modex record
+// streams and the node/proc map format.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "runtime/progress.hpp"
+#include "server/regex.hpp"
+#include "wire/frame.hpp"
+#include "wire/message.hpp"
+
+using namespace pmixpp;
+using runtime::Completion;
+using runtime::ProgressEngine;
+
+TEST(ProgressEngine, PostedTasksRunInOrderOnTheProgressThread) {
+    auto &e = ProgressEngine::instance();
+    ASSERT_TRUE(e.acquire().ok());
+    std::vector<int> order;
+    Completion<bool> done;
+    std::atomic<bool> on_thread{true};
+    for (int i = 0; i < 100; ++i) {
+        e.post([&, i] {
+            if (!e.on_thread()) on_thread = false;
+            order.push_back(i);
+            if (i == 99) done.complete(true);
+        });
+    }
+    ASSERT_TRUE(done.wait(std::chrono::seconds(10)));
+    EXPECT_TRUE(on_thread);
+    for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+    e.release();
+}
+
+TEST(ProgressEngine, BlockingWaitOnTheProgressThreadPumpsInsteadOfDeadlocking) {
+    auto &e = ProgressEngine::instance();
+    ASSERT_TRUE(e.acquire().ok());
+    bool inner = false;
+    e.run_sync([&] {
+        Completion<int> c;
+        e.post([&] { c.complete(42); });  // can only run if wait() pumps
+        inner = c.wait(std::chrono::seconds(10)) && c.value() == 42;
+    });
+    EXPECT_TRUE(inner);
+    e.release();
+}
+
+TEST(ProgressEngine, CancelledTimerNeverFiresAndOthersDo) {
+    auto &e = ProgressEngine::instance();
+    ASSERT_TRUE(e.acquire().ok());
+    std::atomic<int> fired{0};
+    Completion<bool> done;
+    e.run_sync([&] {
+        auto id = e.after(std::chrono::milliseconds(1), [&] { fired += 100; });
+        e.cancel(id);
+        e.after(std::chrono::milliseconds(5), [&] {
+            fired += 1;
+            done.complete(true);
+        });
+    });
+    ASSERT_TRUE(done.wait(std::chrono::seconds(10)));
+    EXPECT_EQ(fired.load(), 1);
+    e.release();
+}
+
+TEST(ProgressEngine, RestartsAfterTheLastRelease) {
+    auto &e = ProgressEngine::instance();
+    for (int round = 0; round < 3; ++round) {
+        ASSERT_TRUE(e.acquire().ok());
+        bool ran = false;
+        e.run_sync([&] { ran = e.on_thread(); });
+        EXPECT_TRUE(ran);
+        e.release();
+    }
+    EXPECT_FALSE(e.post([] {}));
+}
+
+TEST(Frame, HeaderRoundTripsAndBadHeadersAreRefusedWithAReason) {
+    wire::FrameHeader h{wire::kFrameVersion, wire::kFlagReply, 6, 0xdeadbeef, 1234};
+    std::uint8_t raw[wire::kFrameHeaderSize];
+    wire::encode_header(h, raw);
+    auto back = wire::decode_header(raw);
+    EXPECT_EQ(back.command, 6);
+    EXPECT_EQ(back.tag, 0xdeadbeefu);
+    EXPECT_EQ(back.length, 1234u);
+    wire::FrameLimits limits;
+    limits.max_frame = 1000;
+    EXPECT_NE(wire::check_header(back, limits).find("exceeds"), std::string::npos);
+    back.length = 10;
+    EXPECT_EQ(wire::check_header(back, limits), "");
+    back.version = 9;
+    EXPECT_NE(wire::check_header(back, limits).find("version"), std::string::npos);
+    back.version = wire::kFrameVersion;
+    back.flags = 0x80;
+    EXPECT_NE(wire::check_header(back, limits).find("flags"), std::string::npos);
+}
+
+TEST(Frame, LargeBodiesAreCompressedAndInflateBack) {
+    wire::FrameLimits limits;
+    limits.compress_threshold = 100;
+    std::vector<std::uint8_t> body(10000, 'a'), bytes;
+    std::string reason;
+    ASSERT_TRUE(wire::build_frame(5, 7, 0, body, limits, bytes, reason));
+    auto h = wire::decode_header(bytes.data());
+    EXPECT_TRUE(h.flags & wire::kFlagCompressed);
+    EXPECT_LT(h.length, body.size());
+    wire::Frame f;
+    ASSERT_TRUE(wire::open_frame(
+        h, std::vector<std::uint8_t>(bytes.begin() + wire::kFrameHeaderSize, bytes.end()), limits,
+        f, reason));
+    EXPECT_EQ(f.body, body);
+    EXPECT_FALSE(f.flags & wire::kFlagCompressed);
+}
+
+TEST(Frame, CompressedBodyDeclaringMoreThanTheMaximumIsRefused) {
+    wire::FrameLimits limits;
+    limits.compress_threshold = 100;
+    std::vector<std::uint8_t> body(10000, 'a'), bytes;
+    std::string reason;
+    ASSERT_TRUE(wire::build_frame(5, 7, 0, body, limits, bytes, reason));
+    auto h = wire::decode_header(bytes.data());
+    limits.max_frame = 5000;
+    wire::Frame f;
+    EXPECT_FALSE(wire::open_frame(
+        h, std::vector<std::uint8_t>(bytes.begin() + wire::kFrameHeaderSize, bytes.end()), limits,
+        f, reason));
+    EXPECT_NE(reason.find("inflates"), std::string::npos);
+    std::vector<std::uint8_t> junk(40, 0x11);
+    limits.max_frame = 1 << 20;
+    EXPECT_FALSE(wire::open_frame(wire::FrameHeader{1, wire::kFlagCompressed, 1, 1, 40}, junk,
+                                  limits, f, reason));
+}
+
+TEST(Message, FieldsRoundTripAndTruncatedBodiesFail) {
+    pmix_proc_t p{};
+    std::strcpy(p.nspace, "job.1");
+    p.rank = 3;
+    auto body =
+        wire::BodyWriter().i32(-5).str("key").proc(p).bytes(std::vector<std::uint8_t>{1, 2}).take();
+    wire::BodyReader r(body);
+    std::int32_t s = 0;
+    std::string k;
+    pmix_proc_t q{};
+    std::vector<std::uint8_t> b;
+    r.i32(s);
+    r.str(k);
+    r.proc(q);
+    r.bytes(b);
+    EXPECT_TRUE(r.finished());
+    EXPECT_EQ(s, -5);
+    EXPECT_EQ(k, "key");
+    EXPECT_STREQ(q.nspace, "job.1");
+    EXPECT_EQ(q.rank, 3u);
+    EXPECT_EQ(b.size(), 2u);
+    for (std::size_t cut = 0; cut < body.size(); ++cut) {
+        wire::BodyReader t(std::span<const std::uint8_t>(body.data(), cut));
+        t.i32(s);
+        t.str(k);
+        t.proc(q);
+        t.bytes(b);
+        EXPECT_FALSE(t.finished()) << "cut at " << cut;
+    }
+}
+
+TEST(Message, ForgedLengthsFailWithoutAllocating) {
+    auto body = wire::BodyWriter().u32(0xFFFFFFFF).take();
+    wire::BodyReader r(body);
+    std::string s;
+    EXPECT_FALSE(r.str(s));
+    auto body2 = wire::BodyWriter().u64(~0ull).take();
+    wire::BodyReader r2(body2);
+    wire::InfoArray info;
+    EXPECT_FALSE(r2.infos(info));
+}
+
+TEST(ModexRecords, ConcatenatedStreamsParseAsOneStream) {
+    pmix_proc_t a{}, b{};
+    std::strcpy(a.nspace, "ns");
+    std::strcpy(b.nspace, "ns");
+    a.rank = 0;
+    b.rank = 1;
+    std::vector<std::uint8_t> s1, s2;
+    wire::append_record(s1, a, std::vector<std::uint8_t>{1, 2, 3});
+    wire::append_record(s2, b, std::vector<std::uint8_t>{});
+    s1.insert(s1.end(), s2.begin(), s2.end());
+    std::vector<wire::ModexRecord> out;
+    ASSERT_TRUE(wire::parse_records(s1, out));
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].blob.size(), 3u);
+    EXPECT_EQ(out[1].proc.rank, 1u);
+    s1.push_back(0x42);
+    out.clear();
+    EXPECT_FALSE(wire::parse_records(s1, out));
+}
+
+TEST(NodeAndProcMaps, RoundTripThroughOurFormat) {
+    std::vector<std::string> nodes{"n01", "n02", "n03", "n07", "login", "c1", "c2"};
+    auto map = server::encode_node_map(nodes);
+    EXPECT_EQ(map, "pmixpp:1:n[2:1-3,7],login,c[0:1-2]");
+    EXPECT_EQ(server::decode_node_map(map), nodes);
+    std::vector<std::vector<unsigned>> procs{{0, 1, 2, 3}, {4, 5, 9}};
+    auto pmap = server::encode_proc_map(procs);
+    EXPECT_EQ(pmap, "pmixpp:1:0-3;4-5,9");
+    EXPECT_EQ(server::decode_proc_map(pmap), procs);
+    EXPECT_FALSE(server::decode_node_map("n1,n2"));
+    EXPECT_FALSE(server::decode_proc_map("pmixpp:1:3-1"));
+}
