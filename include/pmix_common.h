@@ -2245,9 +2245,7 @@ static inline void pmixpp_data_array_construct(pmix_data_array_t *m, size_t n, p
             esize = 1;
             break;
         case PMIX_STRING:
-        case PMIX_COMPRESSED_STRING:
         case PMIX_POINTER:
-        case PMIX_REGEX:
             esize = sizeof(char *);
             break;
         case PMIX_SIZE:
@@ -2312,6 +2310,8 @@ static inline void pmixpp_data_array_construct(pmix_data_array_t *m, size_t n, p
             break;
         case PMIX_BYTE_OBJECT:
         case PMIX_COMPRESSED_BYTE_OBJECT:
+        case PMIX_COMPRESSED_STRING: /* zlib output: a byte object, as in 4.2 */
+        case PMIX_REGEX:             /* opaque: a byte object, like the value union's */
             esize = sizeof(pmix_byte_object_t);
             break;
         case PMIX_PROC_INFO:

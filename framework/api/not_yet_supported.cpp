@@ -43,109 +43,8 @@ extern "C" {
 // ---- Client: initialization --------------------------------------------------------------------
 // ---- Client: key/value exchange and synchronization --------------------------------------------
 // ---- Client: publish / lookup ------------------------------------------------------------------
-PMIX_EXPORT pmix_status_t PMIx_Publish(const pmix_info_t * /*info*/, size_t /*ninfo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Publish_nb(const pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                          pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t * /*data*/, size_t /*ndata*/,
-                                      const pmix_info_t * /*info*/, size_t /*ninfo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char ** /*keys*/, const pmix_info_t * /*info*/,
-                                         size_t /*ninfo*/, pmix_lookup_cbfunc_t /*cbfunc*/,
-                                         void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Unpublish(char ** /*keys*/, const pmix_info_t * /*info*/,
-                                         size_t /*ninfo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Unpublish_nb(char ** /*keys*/, const pmix_info_t * /*info*/,
-                                            size_t /*ninfo*/, pmix_op_cbfunc_t /*cbfunc*/,
-                                            void * /*cbdata*/) {
-    return unavailable();
-}
-
-// ---- Client: spawn, connect, resolve -----------------------------------------------------------
-PMIX_EXPORT pmix_status_t PMIx_Spawn(const pmix_info_t * /*job_info*/, size_t /*ninfo*/,
-                                     const pmix_app_t * /*apps*/, size_t /*napps*/,
-                                     pmix_nspace_t /*nspace*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Spawn_nb(const pmix_info_t * /*job_info*/, size_t /*ninfo*/,
-                                        const pmix_app_t * /*apps*/, size_t /*napps*/,
-                                        pmix_spawn_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Connect(const pmix_proc_t * /*procs*/, size_t /*nprocs*/,
-                                       const pmix_info_t * /*info*/, size_t /*ninfo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Connect_nb(const pmix_proc_t * /*procs*/, size_t /*nprocs*/,
-                                          const pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                          pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Disconnect(const pmix_proc_t * /*procs*/, size_t /*nprocs*/,
-                                          const pmix_info_t * /*info*/, size_t /*ninfo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t * /*ranges*/, size_t /*nprocs*/,
-                                             const pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                             pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char * /*nodename*/,
-                                             const pmix_nspace_t /*nspace*/, pmix_proc_t **procs,
-                                             size_t *nprocs) {
-    clear_out(procs);
-    clear_out(nprocs);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t /*nspace*/, char **nodelist) {
-    clear_out(nodelist);
-    return unavailable();
-}
-
+// ---- Client: resolve -----------------------------------------------------------
 // ---- Client: query, log, allocation, job control, monitoring -----------------------------------
-PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t * /*queries*/, size_t /*nqueries*/,
-                                          pmix_info_t **results, size_t *nresults) {
-    clear_out(results);
-    clear_out(nresults);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t * /*queries*/, size_t /*nqueries*/,
-                                             pmix_info_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t * /*data*/, size_t /*ndata*/,
-                                   const pmix_info_t * /*directives*/, size_t /*ndirs*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t * /*data*/, size_t /*ndata*/,
-                                      const pmix_info_t * /*directives*/, size_t /*ndirs*/,
-                                      pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
 PMIX_EXPORT pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t /*directive*/,
                                                   pmix_info_t * /*info*/, size_t /*ninfo*/,
                                                   pmix_info_t **results, size_t *nresults) {
@@ -158,20 +57,6 @@ PMIX_EXPORT pmix_status_t PMIx_Allocation_request_nb(pmix_alloc_directive_t /*di
                                                      pmix_info_t * /*info*/, size_t /*ninfo*/,
                                                      pmix_info_cbfunc_t /*cbfunc*/,
                                                      void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t * /*targets*/, size_t /*ntargets*/,
-                                           const pmix_info_t * /*directives*/, size_t /*ndirs*/,
-                                           pmix_info_t **results, size_t *nresults) {
-    clear_out(results);
-    clear_out(nresults);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t * /*targets*/, size_t /*ntargets*/,
-                                              const pmix_info_t * /*directives*/, size_t /*ndirs*/,
-                                              pmix_info_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
     return unavailable();
 }
 
@@ -400,20 +285,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t * /*info*/,
 PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t * /*info*/, size_t /*ninfo*/,
                                                            pmix_op_cbfunc_t /*cbfunc*/,
                                                            void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_setup_application(const pmix_nspace_t /*nspace*/,
-                                                        pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                        pmix_setup_application_cbfunc_t /*cbfunc*/,
-                                                        void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const pmix_nspace_t /*nspace*/,
-                                                          pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                          pmix_op_cbfunc_t /*cbfunc*/,
-                                                          void * /*cbdata*/) {
     return unavailable();
 }
 

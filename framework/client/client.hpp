@@ -79,6 +79,15 @@ class Client {
     void fence_async(std::vector<pmix_proc_t> procs, bool collect, std::uint32_t timeout_s,
                      std::shared_ptr<wire::InfoArray> info,
                      std::function<void(pmix_status_t)> done);
+    // Progress thread: PMIx_Spawn (spawn.cpp). `apps` is the codec encoding
+    // (u64 count + elements); done(status, nspace) runs exactly once.
+    void spawn_async(std::shared_ptr<wire::InfoArray> job_info, std::vector<std::uint8_t> apps,
+                     std::function<void(pmix_status_t, std::string)> done);
+    // Progress thread: PMIx_Connect / PMIx_Disconnect (connect.cpp); done
+    // exactly once.
+    void connect_async(wire::Command command, std::vector<pmix_proc_t> procs,
+                       std::uint32_t timeout_s, std::shared_ptr<wire::InfoArray> info,
+                       std::function<void(pmix_status_t)> done);
     // Progress thread: send a request; `handler` runs exactly once.
     void request(wire::Command command, std::vector<std::uint8_t> body, ReplyHandler handler);
 
@@ -87,6 +96,8 @@ class Client {
     void on_frame(wire::Channel &ch, wire::Frame &&frame);
     void on_close(wire::Channel &ch, const std::string &reason);
     void store_stream(std::span<const std::uint8_t> stream);
+    // Job info of another nspace (spawn, connect replies): connect.cpp.
+    pmix_status_t store_job_blob(std::string_view nspace, std::span<const std::uint8_t> blob);
 
     std::mutex init_mutex_;
     mutable std::shared_mutex view_mutex_;

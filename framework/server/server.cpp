@@ -115,6 +115,15 @@ Server::Server() {
     handlers_[static_cast<std::uint16_t>(Command::commit)] = &Server::handle_commit;
     handlers_[static_cast<std::uint16_t>(Command::fence)] = &Server::handle_fence;
     handlers_[static_cast<std::uint16_t>(Command::get)] = &Server::handle_get;
+    handlers_[static_cast<std::uint16_t>(Command::spawn)] = &Server::handle_spawn;
+    handlers_[static_cast<std::uint16_t>(Command::connect)] = &Server::handle_connect;
+    handlers_[static_cast<std::uint16_t>(Command::disconnect)] = &Server::handle_disconnect;
+    handlers_[static_cast<std::uint16_t>(Command::publish)] = &Server::handle_publish;
+    handlers_[static_cast<std::uint16_t>(Command::lookup)] = &Server::handle_lookup;
+    handlers_[static_cast<std::uint16_t>(Command::unpublish)] = &Server::handle_unpublish;
+    handlers_[static_cast<std::uint16_t>(Command::query)] = &Server::handle_query;
+    handlers_[static_cast<std::uint16_t>(Command::job_control)] = &Server::handle_job_control;
+    handlers_[static_cast<std::uint16_t>(Command::log)] = &Server::handle_log;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,6 +206,14 @@ void Server::stop() {
     fences_.clear();
     jobs_.clear();
     remote_blobs_.clear();
+    for (auto &[nspace, waiting] : deferred_dmodex_) {
+        for (const auto &d : waiting) d.cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, d.cbdata);
+    }
+    deferred_dmodex_.clear();
+    connected_.clear();
+    spawned_by_.clear();
+    local_support_.clear();
+    cleanups_.clear();
     transports_.reset();
     store_.reset();
 }
@@ -282,6 +299,7 @@ void Server::on_close(Channel &ch, const std::string &reason) {
         log()->warn("server: client {} lost its connection ({}) before finalizing",
                     describe(peer.proc), reason);
         fail_fences_of(peer.proc);
+        run_cleanup(peer.proc);
         auto waiters = std::move(client->on_commit);
         client->on_commit.clear();
         for (auto &w : waiters) w();
@@ -401,6 +419,7 @@ void Server::handle_handshake(Channel &ch, Frame &frame) {
     }
     client.state = ClientRecord::State::connecting;
     client.committed = false;
+    client.pid = pid;
     std::weak_ptr<Channel> weak = ch.weak_from_this();
     Frame request{frame.command, frame.tag, frame.flags, {}};
     auto done = [this, weak, request, key](pmix_status_t status) {
@@ -462,6 +481,7 @@ void Server::handle_finalize(Channel &ch, Frame &frame) {
         return;
     }
     client->state = ClientRecord::State::finalized;
+    run_cleanup(key_of(client->proc));
     PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
     auto done = [reply](pmix_status_t) {
         if (auto c = reply.channel.lock()) {
@@ -574,10 +594,22 @@ void Server::handle_fence(Channel &ch, Frame &frame) {
     const ProcKey me = key_of(client->proc);
     PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
     if (procs.empty()) procs.push_back(proc_of({me.first, PMIX_RANK_WILDCARD}));
+    if (FenceTracker *t = join_collective(Collective::fence, std::move(procs), me, reply, timeout,
+                                          collect, nullptr)) {
+        check_fence(t->id);
+    }
+}
+
+FenceTracker *Server::join_collective(Collective kind, std::vector<pmix_proc_t> procs,
+                                      const ProcKey &me, const PendingReply &reply,
+                                      std::uint32_t timeout, bool collect,
+                                      std::shared_ptr<wire::InfoArray> info) {
     std::vector<std::string> parts;
     for (const auto &p : procs) parts.push_back(describe(key_of(p)));
     std::sort(parts.begin(), parts.end());
-    std::string signature;
+    std::string signature = kind == Collective::connect      ? "connect|"
+                            : kind == Collective::disconnect ? "disconnect|"
+                                                             : "";
     for (const auto &p : parts) signature += p + ";";
 
     FenceTracker *tracker = nullptr;
@@ -590,6 +622,8 @@ void Server::handle_fence(Channel &ch, Frame &frame) {
     if (tracker == nullptr) {
         FenceTracker t;
         t.id = next_fence_++;
+        t.kind = kind;
+        t.info = std::move(info);
         t.signature = signature;
         t.procs = procs;
         for (const auto &p : procs) {
@@ -605,7 +639,7 @@ void Server::handle_fence(Channel &ch, Frame &frame) {
         }
         if (t.expected_local.count(me) == 0) {
             send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
-            return;
+            return nullptr;
         }
         for (const auto &k : t.expected_local) {
             ClientRecord *c = find_client(k);
@@ -613,7 +647,7 @@ void Server::handle_fence(Channel &ch, Frame &frame) {
                                  c->state == ClientRecord::State::finalized)) {
                 log()->warn("server: fence {} includes {}, which is gone", signature, describe(k));
                 send_reply(reply, status_body(PMIX_ERR_LOST_CONNECTION));
-                return;
+                return nullptr;
             }
         }
         tracker = &fences_.emplace(t.id, std::move(t)).first->second;
@@ -634,7 +668,7 @@ void Server::handle_fence(Channel &ch, Frame &frame) {
                 complete_fence(id, PMIX_ERR_TIMEOUT, {});
             });
     }
-    check_fence(tracker->id);
+    return tracker;
 }
 
 void Server::check_fence(std::uint64_t id) {
@@ -644,6 +678,10 @@ void Server::check_fence(std::uint64_t id) {
     if (t.contributed.size() < t.expected_local.size() || t.host_called) return;
     if (all_local(t.procs)) {
         complete_fence(id, PMIX_SUCCESS, {});
+        return;
+    }
+    if (t.kind != Collective::fence) {
+        call_host_connect(t);
         return;
     }
     if (host_.fence_nb == nullptr) {
@@ -686,9 +724,22 @@ void Server::complete_fence(std::uint64_t id, pmix_status_t status,
     FenceTracker t = std::move(it->second);
     fences_.erase(it);
     if (t.timer != 0) ProgressEngine::instance().cancel(t.timer);
+    if (t.kind != Collective::fence) {
+        finish_connect(t, status);
+        return;
+    }
 
     std::vector<std::uint8_t> stream;
     if (status == PMIX_SUCCESS) {
+        // Remote data fetched before this fence may have changed since (a Put and
+        // Commit before it): later Gets of those procs must ask the host again.
+        for (const auto &p : t.procs) {
+            const ProcKey pk = key_of(p);
+            std::erase_if(remote_blobs_, [&](const auto &entry) {
+                return entry.first.first == pk.first &&
+                       (pk.second == PMIX_RANK_WILDCARD || entry.first.second == pk.second);
+            });
+        }
         if (t.collect) {
             for (const auto &k : t.expected_local) {
                 ClientRecord *c = find_client(k);
@@ -858,6 +909,11 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
         log()->error("server: register_nspace {}: {}", nspace, st.message());
         return st.code();
     }
+    if (auto it = deferred_dmodex_.find(nspace); it != deferred_dmodex_.end()) {
+        auto waiting = std::move(it->second);
+        deferred_dmodex_.erase(it);
+        for (const auto &d : waiting) dmodex_request(d.proc, d.cbfunc, d.cbdata);
+    }
     return PMIX_SUCCESS;
 }
 
@@ -870,6 +926,8 @@ void Server::deregister_nspace(const std::string &nspace) {
         }
         jobs_.erase(nspace);
     }
+    local_support_.erase(nspace);
+    spawned_by_.erase(nspace);
     for (auto it = remote_blobs_.begin(); it != remote_blobs_.end();) {
         it = it->first.first == nspace ? remote_blobs_.erase(it) : std::next(it);
     }
@@ -900,7 +958,9 @@ void Server::deregister_client(const pmix_proc_t &proc) {
     it->second.state = ClientRecord::State::finalized;
     if (it->second.channel) it->second.channel->close("client deregistered");
     auto waiters = std::move(it->second.on_commit);
+    run_cleanup(key);
     job->clients.erase(it);
+    connected_.erase(key);
     for (auto &w : waiters) w();
 }
 
@@ -932,6 +992,7 @@ mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) 
     if (gethostname(host, sizeof host - 1) == 0) env["PMIX_HOSTNAME"] = host;
     const char *tmp = std::getenv("TMPDIR");
     env["PMIX_SYSTEM_TMPDIR"] = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    apply_local_support(key.first, env);
     for (auto *ptl : transports_->modules()) {
         auto st = ptl->setup_fork(proc, env);
         if (!st.ok()) return st;
@@ -954,6 +1015,12 @@ void Server::dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t c
         cbfunc(PMIX_SUCCESS, reinterpret_cast<char *>(stream.data()), stream.size(), cbdata);
     };
     ClientRecord *c = find_client(key);
+    if (const JobRecord *job = find_job(key.first);
+        c == nullptr && (job == nullptr || !job->registered)) {
+        // Another node asks before our host registered this job here.
+        deferred_dmodex_[key.first].push_back({proc, cbfunc, cbdata});
+        return;
+    }
     if (c == nullptr || c->committed || c->state == ClientRecord::State::lost ||
         c->state == ClientRecord::State::finalized) {
         respond();

@@ -33,12 +33,14 @@ namespace pmixpp::server {
 using ProcKey = std::pair<std::string, pmix_rank_t>;
 ProcKey key_of(const pmix_proc_t &proc);
 pmix_proc_t proc_of(const ProcKey &key);
+class HostInfo;  // upcall_results.hpp
 
 struct ClientRecord {
     pmix_proc_t proc{};
     uid_t uid = 0;
     gid_t gid = 0;
     void *server_object = nullptr;
+    std::uint32_t pid = 0;  // from the handshake
     enum class State { registered, connecting, connected, finalized, lost };
     State state = State::registered;
     std::shared_ptr<wire::Channel> channel;
@@ -64,8 +66,14 @@ struct PendingReply {
     wire::Frame request;  // command + tag (body emptied)
 };
 
+// The collectives gathered among local clients: fence, and connect /
+// disconnect (connect.cpp), which share the tracker and its completion.
+enum class Collective : std::uint8_t { fence, connect, disconnect };
+
 struct FenceTracker {
     std::uint64_t id = 0;
+    Collective kind = Collective::fence;
+    std::shared_ptr<wire::InfoArray> info;  // the first contributor's (connect/disconnect)
     std::string signature;
     std::vector<pmix_proc_t> procs;    // as requested
     std::set<ProcKey> expected_local;  // local participants
@@ -97,6 +105,10 @@ class Server {
     // The variables a child needs (PMIx_server_setup_fork).
     mca::Result<mca::Environment> fork_environment(const pmix_proc_t &proc);
     void dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc, void *cbdata);
+    // PMIx_server_setup_application / _setup_local_support (setup.cpp).
+    mca::Result<wire::InfoArray> setup_application(const std::string &nspace,
+                                                   std::span<const pmix_info_t> info);
+    pmix_status_t setup_local_support(const std::string &nspace, wire::InfoArray info);
 
     const pmix_proc_t &self() const noexcept { return self_; }
     gds_base::Datastore &store() { return *store_; }
@@ -127,6 +139,21 @@ class Server {
     void handle_commit(wire::Channel &ch, wire::Frame &frame);
     void handle_fence(wire::Channel &ch, wire::Frame &frame);
     void handle_get(wire::Channel &ch, wire::Frame &frame);
+    void handle_spawn(wire::Channel &ch, wire::Frame &frame);       // spawn.cpp
+    void handle_connect(wire::Channel &ch, wire::Frame &frame);     // connect.cpp
+    void handle_disconnect(wire::Channel &ch, wire::Frame &frame);  // connect.cpp
+    void handle_publish(wire::Channel &ch, wire::Frame &frame);      // publish.cpp
+    void handle_lookup(wire::Channel &ch, wire::Frame &frame);       // publish.cpp
+    void handle_unpublish(wire::Channel &ch, wire::Frame &frame);    // publish.cpp
+    void handle_query(wire::Channel &ch, wire::Frame &frame);        // query.cpp
+    void handle_job_control(wire::Channel &ch, wire::Frame &frame);  // job_control.cpp
+    void handle_log(wire::Channel &ch, wire::Frame &frame);          // job_control.cpp
+    // Runs (and forgets) the cleanup directives a client registered through
+    // PMIx_Job_control (job_control.cpp): at its finalize, loss or deregistration.
+    void run_cleanup(const ProcKey &proc);
+    // One query key the library answers from its own state (query.cpp); false: not known here.
+    bool answer_query_key(std::span<const pmix_info_t> qualifiers, const std::string &key,
+                          const std::string &caller_nspace, HostInfo &out);
 
     void refuse(wire::Channel &ch, const wire::Frame &frame, pmix_status_t status,
                 const std::string &reason);
@@ -136,12 +163,24 @@ class Server {
     JobRecord *find_job(const std::string &nspace);
     ClientRecord *client_of(wire::Channel &ch);
 
-    // Fence machinery.
+    // Fence machinery, shared by every Collective. join_collective() adds a
+    // local participant's contribution (nullptr: refused, already answered).
+    FenceTracker *join_collective(Collective kind, std::vector<pmix_proc_t> procs,
+                                  const ProcKey &me, const PendingReply &reply,
+                                  std::uint32_t timeout_s, bool collect,
+                                  std::shared_ptr<wire::InfoArray> info);
     void check_fence(std::uint64_t id);
     void complete_fence(std::uint64_t id, pmix_status_t status,
                         const std::vector<std::uint8_t> &host_stream);
     bool all_local(const std::vector<pmix_proc_t> &procs);
     void fail_fences_of(const ProcKey &lost);
+    // Connect / disconnect (connect.cpp): the host's upcall, and the answer
+    // to the local participants once the collective completed.
+    void call_host_connect(FenceTracker &t);
+    void finish_connect(const FenceTracker &t, pmix_status_t status);
+    bool may_disconnect(const ProcKey &me, const std::vector<pmix_proc_t> &procs) const;
+    // Local support environment of a job's children (setup.cpp).
+    void apply_local_support(const std::string &nspace, mca::Environment &env) const;
 
     // Direct modex.
     void reply_get_local(const PendingReply &reply, const ProcKey &target, bool wait,
@@ -164,6 +203,27 @@ class Server {
     std::map<std::uint64_t, FenceTracker> fences_;
     std::uint64_t next_fence_ = 1;
     std::map<ProcKey, std::vector<std::uint8_t>> remote_blobs_;  // from host fences / dmodex
+    // PMIx_server_dmodex_request for a job our host has not registered yet, by
+    // nspace: answered when it does (register_nspace), or NOT_FOUND at stop().
+    struct DeferredDmodex {
+        pmix_proc_t proc;
+        pmix_dmodex_response_fn_t cbfunc;
+        void *cbdata;
+    };
+    std::map<std::string, std::vector<DeferredDmodex>> deferred_dmodex_;
+    // Connect state (connect.cpp, spawn.cpp): the nspaces each local client is
+    // connected to (by PMIx_Connect or as the parent of a spawned job), and
+    // the parent nspace of each job spawned through this server.
+    std::map<ProcKey, std::set<std::string>> connected_;
+    std::map<std::string, std::string> spawned_by_;
+    // What PMIx_server_setup_local_support was given, per nspace (setup.cpp).
+    std::map<std::string, wire::InfoArray> local_support_;
+    // Files and directories to remove when a client ends (job_control.cpp).
+    struct CleanupRequest {
+        std::vector<std::string> files, dirs, ignore;
+        bool recursive = false, empty_only = false, leave_top = false;
+    };
+    std::map<ProcKey, std::vector<CleanupRequest>> cleanups_;
 };
 
 }  // namespace pmixpp::server

@@ -36,6 +36,39 @@ enum class Command : std::uint16_t {
     // rep: i32 status, bytes job blob (may be empty: nspace of proc),
     //      bytes modex record stream.
     get = 6,
+
+    // Publish/lookup, query, job control, log (server/publish.cpp,
+    // server/query.cpp, server/job_control.cpp). Numbered from 16.
+    // req: infos (data + directives). rep: i32 status.
+    publish = 16,
+    // req: u32 n, n x str key, infos. rep: i32 status, then (also on
+    //      PMIX_ERR_PARTIAL_SUCCESS) procs publishers, infos key=value (parallel).
+    lookup = 17,
+    // req: u32 n, n x str key (n = 0: every key of the caller), infos. rep: i32 status.
+    unpublish = 18,
+    // req: u32 n, n x (u32 m, m x str key, infos qualifiers).
+    // rep: i32 status, then (also on PMIX_ERR_PARTIAL_SUCCESS) u32 n, n x infos
+    //      (the key=value results of each query, in order).
+    query = 19,
+    // req: procs targets (empty: the caller's nspace), infos directives.
+    // rep: i32 status, infos results.
+    job_control = 20,
+    // req: infos data, infos directives. rep: i32 status.
+    log = 21,
+
+    // Process management (server/spawn.cpp, server/connect.cpp). Numbered
+    // from 32 so that request types added above do not collide with these.
+    // req: infos job_info, bytes apps (u64 count + codec encode() of that many
+    //      PMIX_APP elements).
+    // rep: i32 status, str nspace of the new job, bytes its job blob (may be
+    //      empty).
+    spawn = 32,
+    // req: procs (never empty), u32 timeout s (0: none), infos.
+    // rep: i32 status, u32 n, n x (str nspace, bytes job blob), bytes modex
+    //      record stream (the committed data of the participants).
+    connect = 33,
+    // req: procs (never empty), u32 timeout s (0: none), infos. rep: i32 status.
+    disconnect = 34,
 };
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };

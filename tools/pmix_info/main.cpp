@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <pmix.h>
+
 #include "pmixpp/mca/repository.hpp"
 
 namespace mca = pmixpp::mca;
@@ -34,6 +36,8 @@ Options:
                            mca:<fw>:<comp>:<field>:<value>
                            param:<fw>:<comp>:<name>:<field>:<value>
                            failed:<fw>:<comp>:<field>:<value>
+  -V, --version          pmixpp's version and the version string the library
+                         reports to PMIx consumers (PMIx_Get_version)
   -h, --help             this text
 
 Components are searched in PMIX_MCA_mca_base_component_path (colon-separated;
@@ -58,6 +62,10 @@ std::optional<Options> parse_args(int argc, char **argv) {
         const std::string_view a = argv[i];
         if (a == "-h" || a == "--help") {
             std::cout << kUsage;
+            std::exit(0);
+        } else if (a == "-V" || a == "--version") {
+            std::cout << "pmix_info (pmixpp) " << PMIXPP_VERSION << "\n"
+                      << "PMIx_Get_version(): " << PMIx_Get_version() << "\n";
             std::exit(0);
         } else if (a == "--parsable" || a == "--parseable") {
             o.parsable = true;

@@ -207,3 +207,25 @@ TEST(Value, DataArrayDestructOfEveryElementTypeReleasesEverything) {
         PMIx_Value_destruct(&v);
     }
 }
+
+// PMIX_DATA_ARRAY_CREATE sizes each element by type; compressed strings and
+// regexes are byte objects (as in the value union and in 4.2), so an array of
+// them filled with byte objects must be freed without reading past its end.
+TEST(Value, DataArrayMacrosSizeCompressedStringsAndRegexesAsByteObjects) {
+    for (pmix_data_type_t t : {PMIX_COMPRESSED_STRING, PMIX_REGEX}) {
+        SCOPED_TRACE(PMIx_Data_type_string(t));
+        pmix_data_array_t *darray = nullptr;
+        PMIX_DATA_ARRAY_CREATE(darray, 3, t);
+        ASSERT_NE(darray, nullptr);
+        ASSERT_NE(darray->array, nullptr);
+        auto *bos = static_cast<pmix_byte_object_t *>(darray->array);
+        for (std::size_t i = 0; i < darray->size; ++i) {
+            EXPECT_EQ(bos[i].bytes, nullptr);
+            EXPECT_EQ(bos[i].size, 0u);
+            bos[i].bytes = static_cast<char *>(std::malloc(8));
+            std::memset(bos[i].bytes, 'x', 8);
+            bos[i].size = 8;
+        }
+        PMIX_DATA_ARRAY_FREE(darray);  // ASan: no overflow, no leak
+    }
+}

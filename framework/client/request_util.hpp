@@ -1,0 +1,91 @@
+// Helpers shared by the client's request-style calls (publish.cpp, query.cpp,
+// job_control.cpp): the gate every call passes, a request bounded by the
+// caller's PMIX_TIMEOUT, and the reading of common directives.
+#pragma once
+
+#include <pmix.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "client/client.hpp"
+#include "runtime/init_state.hpp"
+#include "runtime/progress.hpp"
+#include "wire/message.hpp"
+#include "wire/protocol.hpp"
+
+namespace pmixpp::client {
+
+// PMIX_SUCCESS when a request can go to a server; PMIX_ERR_INIT before any
+// init; PMIX_ERR_NOT_SUPPORTED in a server process (no server above it).
+inline pmix_status_t request_gate() {
+    using runtime::Face;
+    if (runtime::init_count(Face::client) == 0 && runtime::init_count(Face::server) == 0)
+        return PMIX_ERR_INIT;
+    return Client::instance().connected() ? PMIX_SUCCESS : PMIX_ERR_NOT_SUPPORTED;
+}
+
+// PMIX_TIMEOUT (INT or UINT32 seconds) among `info`; 0 when absent.
+inline std::uint32_t timeout_of(const pmix_info_t *info, std::size_t ninfo) {
+    for (std::size_t i = 0; info != nullptr && i < ninfo; ++i) {
+        if (!PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT)) continue;
+        if (info[i].value.type == PMIX_INT && info[i].value.data.integer > 0)
+            return static_cast<std::uint32_t>(info[i].value.data.integer);
+        if (info[i].value.type == PMIX_UINT32) return info[i].value.data.uint32;
+        if (info[i].value.type == PMIX_INT32 && info[i].value.data.int32 > 0)
+            return static_cast<std::uint32_t>(info[i].value.data.int32);
+    }
+    return 0;
+}
+
+// Progress thread: sends the request; `handler` runs exactly once, with the
+// reply, or with PMIX_ERR_TIMEOUT (and an empty reader) when `timeout_s` > 0
+// seconds pass first: a backstop for a host that never answers. The host is
+// given the timeout too and normally answers first.
+inline void bounded_request(wire::Command command, std::vector<std::uint8_t> body,
+                            std::uint32_t timeout_s, ReplyHandler handler) {
+    auto once = std::make_shared<ReplyHandler>(std::move(handler));
+    std::uint64_t timer = 0;
+    if (timeout_s > 0) {
+        // One second of slack so that the host's own timeout answers first.
+        timer = runtime::ProgressEngine::instance().after(
+            std::chrono::seconds(timeout_s + 1), [once] {
+                if (!*once) return;
+                auto fn = std::move(*once);
+                *once = nullptr;
+                wire::BodyReader empty({});
+                fn(PMIX_ERR_TIMEOUT, empty);
+            });
+    }
+    Client::instance().request(command, std::move(body),
+                               [once, timer](pmix_status_t s, wire::BodyReader &r) {
+                                   if (timer != 0) runtime::ProgressEngine::instance().cancel(timer);
+                                   if (!*once) return;
+                                   auto fn = std::move(*once);
+                                   *once = nullptr;
+                                   fn(s, r);
+                               });
+}
+
+// Any thread: posts bounded_request to the progress thread. False when the
+// progress thread is not running.
+inline bool post_request(wire::Command command, std::vector<std::uint8_t> body,
+                         std::uint32_t timeout_s, ReplyHandler handler) {
+    return runtime::ProgressEngine::instance().post(
+        [command, b = std::move(body), timeout_s, h = std::move(handler)]() mutable {
+            bounded_request(command, std::move(b), timeout_s, std::move(h));
+        });
+}
+
+// Writes a key list: u32 n, n x str.
+inline wire::BodyWriter &write_keys(wire::BodyWriter &w, char **keys) {
+    std::uint32_t n = 0;
+    for (char **k = keys; k != nullptr && *k != nullptr; ++k) ++n;
+    w.u32(n);
+    for (char **k = keys; k != nullptr && *k != nullptr; ++k) w.str(*k);
+    return w;
+}
+
+}  // namespace pmixpp::client

@@ -1,0 +1,158 @@
+// PMIx_server_setup_application and PMIx_server_setup_local_support: the
+// launch-time set-up data of a job (pnet.hpp describes the flow).
+//
+// setup_application (the launcher's server) answers, through its callback,
+// the info the host must deliver to setup_local_support on every node of the
+// job. Today that is, with PMIX_SETUP_APP_ENVARS / PMIX_SETUP_APP_ALL, one
+// PMIX_SET_ENVAR per PMIX_MCA_* variable of the server's environment (the
+// library's parameters travel to the job's processes on every node); the
+// pnet framework will add its network set-up here. setup_local_support keeps
+// what it gets per nspace, and setup_fork applies its PMIX_SET_ENVAR /
+// PMIX_ADD_ENVAR entries to each child of that nspace.
+//
+// Both calls run on the progress thread and call their callback exactly once,
+// from it.
+#include <pmix_server.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "mca/logging.hpp"
+#include "runtime/init_state.hpp"
+#include "runtime/progress.hpp"
+#include "server/server.hpp"
+#include "wire/codec.hpp"
+
+extern char **environ;
+
+namespace pmixpp::server {
+
+namespace {
+
+auto log() {
+    return mca::framework_logger("server");
+}
+
+bool flag_set(const pmix_info_t &i) {
+    return i.value.type == PMIX_UNDEF || (i.value.type == PMIX_BOOL && i.value.data.flag);
+}
+
+}  // namespace
+
+mca::Result<wire::InfoArray> Server::setup_application(const std::string &nspace,
+                                                       std::span<const pmix_info_t> info) {
+    bool envars = false;
+    for (const auto &i : info) {
+        if (PMIX_CHECK_KEY(&i, PMIX_SETUP_APP_ENVARS) || PMIX_CHECK_KEY(&i, PMIX_SETUP_APP_ALL)) {
+            envars = envars || flag_set(i);
+        }
+    }
+    std::vector<pmix_info_t> out;
+    if (envars) {
+        for (char **e = environ; e != nullptr && *e != nullptr; ++e) {
+            std::string_view entry(*e);
+            const auto eq = entry.find('=');
+            if (entry.rfind("PMIX_MCA_", 0) != 0 || eq == std::string_view::npos) continue;
+            const std::string name(entry.substr(0, eq));
+            const std::string value(entry.substr(eq + 1));
+            pmix_envar_t envar{const_cast<char *>(name.c_str()), const_cast<char *>(value.c_str()),
+                               ':'};
+            out.emplace_back();
+            std::memset(&out.back(), 0, sizeof(pmix_info_t));
+            PMIx_Info_load(&out.back(), PMIX_SET_ENVAR, &envar, PMIX_ENVAR);
+        }
+    }
+    log()->debug("server: setup_application {}: {} entries", nspace, out.size());
+    auto copy = wire::InfoArray::copy_of(out.data(), out.size());
+    for (auto &i : out) PMIx_Value_destruct(&i.value);
+    if (copy.size() != out.size()) return mca::Status(PMIX_ERR_NOMEM, "setup_application: copy");
+    return copy;
+}
+
+pmix_status_t Server::setup_local_support(const std::string &nspace, wire::InfoArray info) {
+    local_support_[nspace] = std::move(info);
+    return PMIX_SUCCESS;
+}
+
+void Server::apply_local_support(const std::string &nspace, mca::Environment &env) const {
+    auto it = local_support_.find(nspace);
+    if (it == local_support_.end()) return;
+    for (const auto &i : it->second.span()) {
+        const bool set = PMIX_CHECK_KEY(&i, PMIX_SET_ENVAR);
+        if (!set && !PMIX_CHECK_KEY(&i, PMIX_ADD_ENVAR)) continue;
+        if (i.value.type != PMIX_ENVAR || i.value.data.envar.envar == nullptr) continue;
+        const std::string name = i.value.data.envar.envar;
+        const char *value = i.value.data.envar.value != nullptr ? i.value.data.envar.value : "";
+        if (set || env.find(name) == env.end()) env[name] = value;
+    }
+}
+
+}  // namespace pmixpp::server
+
+using pmixpp::runtime::Face;
+using pmixpp::runtime::ProgressEngine;
+using pmixpp::server::Server;
+
+namespace {
+
+bool server_up() {
+    return pmixpp::runtime::init_count(Face::server) > 0;
+}
+
+std::string nspace_of(const char *ns) {
+    return std::string(ns, strnlen(ns, PMIX_MAX_NSLEN));
+}
+
+void release_info(pmix_status_t, void *cbdata) {
+    delete static_cast<pmixpp::wire::InfoArray *>(cbdata);
+}
+
+}  // namespace
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_server_setup_application(const pmix_nspace_t nspace,
+                                                        pmix_info_t info[], size_t ninfo,
+                                                        pmix_setup_application_cbfunc_t cbfunc,
+                                                        void *cbdata) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (nspace == nullptr || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    auto copied = std::make_shared<pmixpp::wire::InfoArray>(
+        pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
+    std::string ns = nspace_of(nspace);
+    bool posted = ProgressEngine::instance().post([ns, copied, cbfunc, cbdata] {
+        auto result = Server::instance().setup_application(ns, copied->span());
+        if (!result) {
+            cbfunc(result.status().code(), nullptr, 0, cbdata, nullptr, nullptr);
+            return;
+        }
+        // Ours until the host calls the release function (any thread).
+        auto *out = new pmixpp::wire::InfoArray(std::move(result).value());
+        cbfunc(PMIX_SUCCESS, out->data(), out->size(), cbdata, &release_info, out);
+    });
+    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const pmix_nspace_t nspace,
+                                                          pmix_info_t info[], size_t ninfo,
+                                                          pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (nspace == nullptr) return PMIX_ERR_BAD_PARAM;
+    auto copied = std::make_shared<pmixpp::wire::InfoArray>(
+        pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
+    std::string ns = nspace_of(nspace);
+    auto work = [ns, copied] {
+        return Server::instance().setup_local_support(ns, std::move(*copied));
+    };
+    if (cbfunc == nullptr) {
+        pmix_status_t rc = PMIX_ERR_INIT;
+        ProgressEngine::instance().run_sync([&] { rc = work(); });
+        return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+    }
+    bool posted =
+        ProgressEngine::instance().post([work, cbfunc, cbdata] { cbfunc(work(), cbdata); });
+    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+}  // extern "C"

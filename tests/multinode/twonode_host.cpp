@@ -1,0 +1,567 @@
+// twonode_host [--timeout SECONDS] [--stagger MS] program [args...]
+//
+// A test host that plays a 2-node job on one machine, to exercise the server's
+// host path: the fence_nb upcall (participants not all local) and the
+// direct_modex upcall (data of a remote proc), which a single-node host such
+// as pmixrun never sees.
+//
+// The launcher (this process) makes a socketpair and forks two "node"
+// processes. Each node embeds the PMIx server (public server API only),
+// registers the same job -- 4 ranks, ranks 0,1 on node0 and 2,3 on node1 --
+// and forks its 2 local clients with setup_fork's environment. The nodes talk
+// over the socketpair, like the daemons of a resource manager:
+//   fence_nb      each node sends its contribution; both hand the
+//                 concatenation (node0's blob, then node1's) back to their
+//                 server. The host owns the malloc'd blob it was given and
+//                 frees it (OPENMPI-CONTRACT rule 6).
+//   direct_modex  the asking node sends the request; the other node calls
+//                 PMIx_server_dmodex_request and sends back what it returns.
+// Every fence is job-wide here, so both nodes see their fences in the same
+// order and match them by sequence number.
+//
+// --stagger MS makes node1 wait MS milliseconds before it registers the job,
+// so that node0's clients ask node1 for data it does not know yet.
+//
+// Each node prints one summary line (checked by the ctest cases):
+//   twonode host nodeN: fences F (with data D, B bytes), dmodex asked A, served S
+// Exit status: 0 when all four clients exited 0; else the first failure
+// (128+signal for a signal); 124 on timeout; 2 for a usage error.
+#include <pmix_server.h>
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char **environ;
+
+namespace {
+
+constexpr int kNodes = 2;
+constexpr int kRanksPerNode = 2;
+constexpr uint32_t kJobSize = kNodes * kRanksPerNode;
+
+// ---------------------------------------------------------------------------------------------
+// Messages between the two nodes: a fixed header, then `length` payload bytes.
+
+enum class MsgType : uint32_t { fence = 1, dmodex_request = 2, dmodex_answer = 3, done = 4 };
+
+struct MsgHeader {
+    MsgType type;
+    int32_t status;
+    uint64_t id;    // fence sequence number or direct-modex request id
+    uint32_t rank;  // dmodex_request: the proc whose data is wanted
+    uint32_t pad;
+    uint64_t length;  // payload bytes
+};
+
+bool write_all(int fd, const void *p, size_t n) {
+    const char *c = static_cast<const char *>(p);
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        c += w;
+        n -= static_cast<size_t>(w);
+    }
+    return true;
+}
+
+bool read_all(int fd, void *p, size_t n) {
+    char *c = static_cast<char *>(p);
+    while (n > 0) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        c += r;
+        n -= static_cast<size_t>(r);
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One node's state. Upcalls run on the server's progress thread; the peer
+// reader runs on its own thread; the main thread waits for the children.
+
+struct PendingFence {
+    bool have_mine = false, have_theirs = false;
+    std::vector<char> mine, theirs;
+    pmix_modex_cbfunc_t cbfunc = nullptr;
+    void *cbdata = nullptr;
+};
+
+struct PendingDmodex {
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+};
+
+struct Node {
+    int id = 0;
+    int fd = -1;
+    std::string nspace;
+
+    std::mutex write_mutex;  // one message at a time on fd
+    std::mutex mutex;        // everything below
+    std::condition_variable cv;
+    uint64_t next_fence = 0;
+    uint64_t next_request = 0;
+    std::map<uint64_t, PendingFence> fences;
+    std::map<uint64_t, PendingDmodex> dmodex;
+    bool peer_done = false, peer_gone = false;
+
+    // statistics for the summary line
+    unsigned nfences = 0, nfences_with_data = 0, nasked = 0, nserved = 0;
+    size_t fence_bytes = 0;
+
+    bool send(MsgType type, int32_t status, uint64_t id, uint32_t rank, const char *data,
+              size_t n) {
+        MsgHeader h{type, status, id, rank, 0, n};
+        std::lock_guard lock(write_mutex);
+        return write_all(fd, &h, sizeof h) && (n == 0 || write_all(fd, data, n));
+    }
+};
+
+Node g_node;
+
+void release_buffer(void *cbdata) {
+    std::free(cbdata);
+}
+
+// Hands a malloc'd copy of `bytes` to a modex callback; the library calls
+// release_buffer when it is done with it.
+void deliver(pmix_modex_cbfunc_t cbfunc, void *cbdata, pmix_status_t status,
+             const std::vector<char> &bytes) {
+    char *copy = nullptr;
+    if (!bytes.empty()) {
+        copy = static_cast<char *>(std::malloc(bytes.size()));
+        std::memcpy(copy, bytes.data(), bytes.size());
+    }
+    cbfunc(status, copy, bytes.size(), cbdata, copy != nullptr ? release_buffer : nullptr, copy);
+}
+
+// Called with g_node.mutex held once both contributions of fence `seq` are in.
+void complete_fence_locked(uint64_t seq, std::unique_lock<std::mutex> &lock) {
+    auto it = g_node.fences.find(seq);
+    if (it == g_node.fences.end() || !it->second.have_mine || !it->second.have_theirs) return;
+    PendingFence f = std::move(it->second);
+    g_node.fences.erase(it);
+    // Rank order of nodes: node0's blob first.
+    std::vector<char> all = g_node.id == 0 ? f.mine : f.theirs;
+    const std::vector<char> &second = g_node.id == 0 ? f.theirs : f.mine;
+    all.insert(all.end(), second.begin(), second.end());
+    lock.unlock();
+    deliver(f.cbfunc, f.cbdata, PMIX_SUCCESS, all);
+    lock.lock();
+}
+
+// ---------------------------------------------------------------------------------------------
+// server upcalls
+
+pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
+                       char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void *cbdata) {
+    // The blob is ours now (malloc'd by the library): copy it out and free it.
+    std::vector<char> mine(data, data + (data != nullptr ? ndata : 0));
+    std::free(data);
+    if (nprocs != 1 || procs[0].rank != PMIX_RANK_WILDCARD ||
+        std::strncmp(procs[0].nspace, g_node.nspace.c_str(), PMIX_MAX_NSLEN) != 0) {
+        std::fprintf(stderr, "twonode host node%d: unexpected fence participants\n", g_node.id);
+        return PMIX_ERR_NOT_SUPPORTED;
+    }
+    std::unique_lock lock(g_node.mutex);
+    if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
+    const uint64_t seq = g_node.next_fence++;
+    ++g_node.nfences;
+    if (!mine.empty()) ++g_node.nfences_with_data;
+    g_node.fence_bytes += mine.size();
+    PendingFence &f = g_node.fences[seq];
+    f.cbfunc = cbfunc;
+    f.cbdata = cbdata;
+    f.have_mine = true;
+    f.mine = mine;
+    lock.unlock();
+    if (!g_node.send(MsgType::fence, 0, seq, 0, mine.data(), mine.size())) {
+        lock.lock();
+        g_node.fences.erase(seq);
+        return PMIX_ERR_LOST_CONNECTION;
+    }
+    lock.lock();
+    complete_fence_locked(seq, lock);
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t[], size_t,
+                              pmix_modex_cbfunc_t cbfunc, void *cbdata) {
+    if (std::strncmp(proc->nspace, g_node.nspace.c_str(), PMIX_MAX_NSLEN) != 0 ||
+        proc->rank >= kJobSize || static_cast<int>(proc->rank) / kRanksPerNode == g_node.id) {
+        return PMIX_ERR_NOT_FOUND;  // not a proc of the other node
+    }
+    std::unique_lock lock(g_node.mutex);
+    if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
+    const uint64_t id = g_node.next_request++;
+    ++g_node.nasked;
+    g_node.dmodex[id] = PendingDmodex{cbfunc, cbdata};
+    lock.unlock();
+    if (!g_node.send(MsgType::dmodex_request, 0, id, proc->rank, nullptr, 0)) {
+        lock.lock();
+        g_node.dmodex.erase(id);
+        return PMIX_ERR_LOST_CONNECTION;
+    }
+    return PMIX_SUCCESS;
+}
+
+// The answer to a request from the other node, from PMIx_server_dmodex_request.
+// `data` belongs to the library: send it before returning.
+void on_dmodex_answer(pmix_status_t status, char *data, size_t sz, void *cbdata) {
+    auto *id = static_cast<uint64_t *>(cbdata);
+    g_node.send(MsgType::dmodex_answer, status, *id, 0, data, data != nullptr ? sz : 0);
+    delete id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the peer reader thread
+
+void serve_peer() {
+    for (;;) {
+        MsgHeader h{};
+        std::vector<char> payload;
+        bool ok = read_all(g_node.fd, &h, sizeof h);
+        if (ok && h.length > 0) {
+            payload.resize(h.length);
+            ok = read_all(g_node.fd, payload.data(), payload.size());
+        }
+        std::unique_lock lock(g_node.mutex);
+        if (!ok) {
+            // The other node is gone: fail whatever still waits for it.
+            g_node.peer_gone = true;
+            auto fences = std::move(g_node.fences);
+            auto requests = std::move(g_node.dmodex);
+            g_node.fences.clear();
+            g_node.dmodex.clear();
+            g_node.cv.notify_all();
+            lock.unlock();
+            for (auto &[seq, f] : fences) {
+                if (f.have_mine) deliver(f.cbfunc, f.cbdata, PMIX_ERR_LOST_CONNECTION, {});
+            }
+            for (auto &[id, r] : requests)
+                deliver(r.cbfunc, r.cbdata, PMIX_ERR_LOST_CONNECTION, {});
+            return;
+        }
+        switch (h.type) {
+            case MsgType::fence: {
+                PendingFence &f = g_node.fences[h.id];
+                f.have_theirs = true;
+                f.theirs = std::move(payload);
+                complete_fence_locked(h.id, lock);
+                break;
+            }
+            case MsgType::dmodex_request: {
+                ++g_node.nserved;
+                lock.unlock();
+                pmix_proc_t proc{};
+                PMIX_LOAD_PROCID(&proc, g_node.nspace.c_str(), h.rank);
+                auto *id = new uint64_t(h.id);
+                pmix_status_t rc = PMIx_server_dmodex_request(&proc, on_dmodex_answer, id);
+                if (rc != PMIX_SUCCESS) {
+                    delete id;
+                    g_node.send(MsgType::dmodex_answer, rc, h.id, 0, nullptr, 0);
+                }
+                break;
+            }
+            case MsgType::dmodex_answer: {
+                auto it = g_node.dmodex.find(h.id);
+                if (it == g_node.dmodex.end()) break;
+                PendingDmodex r = it->second;
+                g_node.dmodex.erase(it);
+                lock.unlock();
+                deliver(r.cbfunc, r.cbdata, h.status, payload);
+                break;
+            }
+            case MsgType::done:
+                g_node.peer_done = true;
+                g_node.cv.notify_all();
+                break;
+            default:
+                std::fprintf(stderr, "twonode host node%d: unknown message %u from the peer\n",
+                             g_node.id, static_cast<unsigned>(h.type));
+                break;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// one node
+
+void add_info(std::vector<pmix_info_t> &v, const char *key, const void *data, pmix_data_type_t t) {
+    v.emplace_back();
+    std::memset(&v.back(), 0, sizeof(pmix_info_t));
+    PMIx_Info_load(&v.back(), key, data, t);
+}
+
+std::string node_name(int node) {
+    return "node" + std::to_string(node);
+}
+
+// The job as both nodes register it; only the node-local keys differ.
+std::vector<pmix_info_t> job_info(int node) {
+    std::vector<pmix_info_t> info;
+    char *node_map = nullptr, *proc_map = nullptr;
+    PMIx_generate_regex("node0,node1", &node_map);
+    PMIx_generate_ppn("0,1;2,3", &proc_map);
+    const uint32_t size = kJobSize, nnodes = kNodes, local = kRanksPerNode, one = 1, zero = 0;
+    const uint32_t nodeid = static_cast<uint32_t>(node);
+    const pmix_rank_t leader = static_cast<pmix_rank_t>(node * kRanksPerNode);
+    std::string peers;
+    for (int r = 0; r < kRanksPerNode; ++r)
+        peers += (r ? "," : "") + std::to_string(node * kRanksPerNode + r);
+    const std::string host = node_name(node);
+    add_info(info, PMIX_JOBID, g_node.nspace.c_str(), PMIX_STRING);
+    add_info(info, PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    add_info(info, PMIX_UNIV_SIZE, &size, PMIX_UINT32);
+    add_info(info, PMIX_MAX_PROCS, &size, PMIX_UINT32);
+    add_info(info, PMIX_NUM_NODES, &nnodes, PMIX_UINT32);
+    add_info(info, PMIX_JOB_NUM_APPS, &one, PMIX_UINT32);
+    add_info(info, PMIX_NPROC_OFFSET, &zero, PMIX_PROC_RANK);
+    add_info(info, PMIX_NODE_MAP, node_map, PMIX_STRING);
+    add_info(info, PMIX_PROC_MAP, proc_map, PMIX_STRING);
+    add_info(info, PMIX_NODEID, &nodeid, PMIX_UINT32);
+    add_info(info, PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
+    add_info(info, PMIX_LOCAL_SIZE, &local, PMIX_UINT32);
+    add_info(info, PMIX_NODE_SIZE, &local, PMIX_UINT32);
+    add_info(info, PMIX_LOCAL_PEERS, peers.c_str(), PMIX_STRING);
+    add_info(info, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
+    std::free(node_map);
+    std::free(proc_map);
+    for (uint32_t r = 0; r < kJobSize; ++r) {
+        std::vector<pmix_info_t> pd;
+        const pmix_rank_t rank = r;
+        const uint16_t lrank = static_cast<uint16_t>(r % kRanksPerNode);
+        const uint32_t its_node = r / kRanksPerNode;
+        const std::string its_host = node_name(static_cast<int>(its_node));
+        add_info(pd, PMIX_RANK, &rank, PMIX_PROC_RANK);
+        add_info(pd, PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
+        add_info(pd, PMIX_APP_RANK, &rank, PMIX_PROC_RANK);
+        add_info(pd, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+        add_info(pd, PMIX_NODE_RANK, &lrank, PMIX_UINT16);
+        add_info(pd, PMIX_NODEID, &its_node, PMIX_UINT32);
+        add_info(pd, PMIX_APPNUM, &zero, PMIX_UINT32);
+        add_info(pd, PMIX_HOSTNAME, its_host.c_str(), PMIX_STRING);
+        pmix_data_array_t darray{PMIX_INFO, pd.size(), pd.data()};
+        add_info(info, PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
+        for (auto &x : pd) PMIx_Value_destruct(&x.value);
+    }
+    return info;
+}
+
+int child_status(int st) {
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+// A node that cannot set up its half of the job stops at once; the other node
+// sees the socket close and fails what waits for it.
+[[noreturn]] void node_failed(const std::string &me, const char *what, pmix_status_t rc) {
+    std::fprintf(stderr, "%s: %s: %s\n", me.c_str(), what, PMIx_Error_string(rc));
+    std::fflush(nullptr);
+    std::_Exit(1);
+}
+
+int run_node(int node, int fd, const std::string &nspace, long timeout, long stagger_ms,
+             char **child_argv) {
+    g_node.id = node;
+    g_node.fd = fd;
+    g_node.nspace = nspace;
+    signal(SIGPIPE, SIG_IGN);
+    const std::string me = "twonode host " + node_name(node);
+
+    pmix_server_module_t module{};
+    module.fence_nb = on_fence;
+    module.direct_modex = on_direct_modex;
+    pmix_status_t rc = PMIx_server_init(&module, nullptr, 0);
+    if (rc != PMIX_SUCCESS) node_failed(me, "PMIx_server_init", rc);
+    std::thread reader(serve_peer);
+    if (node == 1 && stagger_ms > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(stagger_ms));
+
+    // Register the local clients first, then the job (the order ORTE uses).
+    std::vector<pmix_proc_t> local(kRanksPerNode);
+    for (int i = 0; i < kRanksPerNode; ++i) {
+        PMIX_LOAD_PROCID(&local[i], nspace.c_str(),
+                         static_cast<pmix_rank_t>(node * kRanksPerNode + i));
+        rc = PMIx_server_register_client(&local[i], getuid(), getgid(), nullptr, nullptr, nullptr);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            node_failed(me, "register_client", rc);
+    }
+    std::vector<pmix_info_t> info = job_info(node);
+    pmix_nspace_t ns{};
+    PMIX_LOAD_NSPACE(ns, nspace.c_str());
+    rc = PMIx_server_register_nspace(ns, kRanksPerNode, info.data(), info.size(), nullptr, nullptr);
+    for (auto &x : info) PMIx_Value_destruct(&x.value);
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+        node_failed(me, "register_nspace", rc);
+
+    std::map<pid_t, pmix_rank_t> children;
+    for (const auto &proc : local) {
+        size_t n = 0;
+        while (environ[n] != nullptr) ++n;
+        char **env = static_cast<char **>(std::calloc(n + 1, sizeof(char *)));
+        for (size_t k = 0; k < n; ++k) env[k] = strdup(environ[k]);
+        rc = PMIx_server_setup_fork(&proc, &env);
+        if (rc != PMIX_SUCCESS) node_failed(me, "setup_fork", rc);
+        pid_t pid = fork();
+        if (pid == 0) {
+            execve(child_argv[0], child_argv, env);
+            std::fprintf(stderr, "%s: cannot execute %s: %s\n", me.c_str(), child_argv[0],
+                         std::strerror(errno));
+            _exit(127);
+        }
+        for (char **e = env; *e != nullptr; ++e) std::free(*e);
+        std::free(env);
+        if (pid < 0) {
+            std::fprintf(stderr, "%s: fork: %s\n", me.c_str(), std::strerror(errno));
+            break;
+        }
+        children[pid] = proc.rank;
+    }
+
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::seconds(timeout);
+    int status = children.size() == local.size() ? 0 : 1;
+    bool killed = false;
+    while (!children.empty()) {
+        int st = 0;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid > 0) {
+            auto it = children.find(pid);
+            if (it == children.end()) continue;
+            const int code = child_status(st);
+            if (code != 0) {
+                std::fprintf(stderr, "%s: rank %u exited with status %d\n", me.c_str(), it->second,
+                             code);
+                if (status == 0) status = code;
+            }
+            children.erase(it);
+            continue;
+        }
+        if (pid < 0 && errno != EINTR) break;
+        if (!killed && clock::now() > deadline) {
+            std::fprintf(stderr, "%s: timed out after %ld s; killing the clients\n", me.c_str(),
+                         timeout);
+            for (const auto &[p, rank] : children) kill(p, SIGKILL);
+            killed = true;
+            status = 124;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+
+    // Keep serving the other node until its clients are done too -- unless
+    // ours failed: then the job is lost, and closing the socket at once fails
+    // the other node's pending fences instead of leaving its clients hanging.
+    g_node.send(MsgType::done, 0, 0, 0, nullptr, 0);
+    if (status == 0) {
+        std::unique_lock lock(g_node.mutex);
+        g_node.cv.wait_until(lock, deadline + std::chrono::seconds(5),
+                             [] { return g_node.peer_done || g_node.peer_gone; });
+    }
+    shutdown(fd, SHUT_WR);  // the peer's reader sees the end, and so does ours
+    reader.join();
+
+    for (const auto &proc : local) PMIx_server_deregister_client(&proc, nullptr, nullptr);
+    PMIx_server_deregister_nspace(ns, nullptr, nullptr);
+    PMIx_server_finalize();
+    close(fd);
+    std::printf("%s: fences %u (with data %u, %zu bytes), dmodex asked %u, served %u\n", me.c_str(),
+                g_node.nfences, g_node.nfences_with_data, g_node.fence_bytes, g_node.nasked,
+                g_node.nserved);
+    std::fflush(stdout);
+    return status;
+}
+
+int usage() {
+    std::fputs("usage: twonode_host [--timeout SECONDS] [--stagger MS] program [args...]\n",
+               stderr);
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    long timeout = 60, stagger_ms = 0;
+    int i = 1;
+    for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+        char *end = nullptr;
+        const long v = std::strtol(argv[i + 1], &end, 10);
+        if (*end != '\0') return usage();
+        if (std::strcmp(argv[i], "--timeout") == 0 && v >= 1) {
+            timeout = v;
+        } else if (std::strcmp(argv[i], "--stagger") == 0 && v >= 0) {
+            stagger_ms = v;
+        } else {
+            return usage();
+        }
+    }
+    if (i >= argc) return usage();
+    if (access(argv[i], X_OK) != 0) {
+        std::fprintf(stderr, "twonode_host: cannot run %s\n", argv[i]);
+        return 127;
+    }
+    std::vector<char *> child_argv(argv + i, argv + argc);
+    child_argv.push_back(nullptr);
+    const std::string nspace = "twonode." + std::to_string(getpid());
+
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+        std::perror("twonode_host: socketpair");
+        return 1;
+    }
+    std::fflush(stdout);
+    pid_t nodes[kNodes];
+    for (int n = 0; n < kNodes; ++n) {
+        nodes[n] = fork();
+        if (nodes[n] == 0) {
+            close(sv[1 - n]);
+            std::exit(run_node(n, sv[n], nspace, timeout, stagger_ms, child_argv.data()));
+        }
+        if (nodes[n] < 0) {
+            std::perror("twonode_host: fork");
+            return 1;
+        }
+    }
+    close(sv[0]);
+    close(sv[1]);
+
+    // Each node bounds its own wait; this is the last resort.
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::seconds(timeout + 20);
+    int status = 0, remaining = kNodes;
+    while (remaining > 0) {
+        int st = 0;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid > 0) {
+            --remaining;
+            if (status == 0) status = child_status(st);
+            continue;
+        }
+        if (pid < 0 && errno != EINTR) break;
+        if (clock::now() > deadline) {
+            std::fprintf(stderr, "twonode_host: the nodes did not finish; killing them\n");
+            for (pid_t p : nodes) kill(p, SIGKILL);
+            status = 124;
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return status;
+}

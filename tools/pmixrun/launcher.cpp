@@ -1,0 +1,462 @@
+#include "launcher.hpp"
+#include "job_services.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace pmixrun {
+
+namespace {
+
+// Seconds the other processes get to notice a failed process before they are terminated.
+constexpr int kFailureGraceSeconds = 10;
+
+Launcher *g_current = nullptr;
+
+bool is_directory(const std::string &p) {
+    struct stat st {};
+    return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Waits for the callback of a non-blocking server call made on this thread.
+template <class T>
+struct Waiter {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    T value{};
+    void complete(T v) {
+        std::lock_guard lock(m);
+        value = std::move(v);
+        done = true;
+        cv.notify_all();
+    }
+    T wait() {
+        std::unique_lock lock(m);
+        cv.wait(lock, [this] { return done; });
+        return std::move(value);
+    }
+};
+
+// setup_application's answer, to hand to setup_local_support.
+struct SetupResult {
+    pmix_status_t status = PMIX_ERROR;
+    std::vector<pmix_info_t> info;
+};
+
+void on_setup_application(pmix_status_t status, pmix_info_t info[], size_t ninfo, void *cbdata,
+                          pmix_op_cbfunc_t release, void *release_data) {
+    SetupResult r;
+    r.status = status;
+    for (size_t k = 0; info != nullptr && k < ninfo; ++k) {
+        r.info.emplace_back();
+        std::memset(&r.info.back(), 0, sizeof(pmix_info_t));
+        PMIx_Info_xfer(&r.info.back(), &info[k]);
+    }
+    if (release != nullptr) release(PMIX_SUCCESS, release_data);
+    static_cast<Waiter<SetupResult> *>(cbdata)->complete(std::move(r));
+}
+
+void on_op(pmix_status_t status, void *cbdata) {
+    static_cast<Waiter<pmix_status_t> *>(cbdata)->complete(status);
+}
+
+// PMIx_server_setup_application, then PMIx_server_setup_local_support with
+// what it answered: the launch flow of a real RM, on one node.
+pmix_status_t set_up_job(const std::string &nspace, const char *node_map, const char *proc_map) {
+    std::vector<pmix_info_t> request;
+    bool yes = true;
+    add_info(request, PMIX_NODE_MAP, node_map, PMIX_STRING);
+    add_info(request, PMIX_PROC_MAP, proc_map, PMIX_STRING);
+    add_info(request, PMIX_SETUP_APP_ENVARS, &yes, PMIX_BOOL);
+    Waiter<SetupResult> app;
+    pmix_status_t rc = PMIx_server_setup_application(nspace.c_str(), request.data(), request.size(),
+                                                     on_setup_application, &app);
+    for (auto &x : request) PMIx_Value_destruct(&x.value);
+    if (rc != PMIX_SUCCESS) return rc;
+    SetupResult r = app.wait();
+    if (r.status != PMIX_SUCCESS) return r.status;
+    Waiter<pmix_status_t> local;
+    rc = PMIx_server_setup_local_support(nspace.c_str(), r.info.data(), r.info.size(), on_op,
+                                         &local);
+    for (auto &x : r.info) PMIx_Value_destruct(&x.value);
+    if (rc == PMIX_OPERATION_SUCCEEDED) return PMIX_SUCCESS;
+    if (rc != PMIX_SUCCESS) return rc;
+    return local.wait();
+}
+
+std::string program_path(const AppSpec &app) {
+    if (!app.cwd.empty() && app.program.find('/') != std::string::npos && app.program[0] != '/') {
+        return find_program(app.cwd + "/" + app.program);
+    }
+    return find_program(app.program);
+}
+
+}  // namespace
+
+std::string find_program(const std::string &name) {
+    auto runnable = [](const std::string &p) {
+        struct stat st {};
+        return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+    };
+    if (name.empty()) return "";
+    if (name.find('/') != std::string::npos) return runnable(name) ? name : "";
+    const char *path = std::getenv("PATH");
+    std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+    std::size_t start = 0;
+    while (start <= dirs.size()) {
+        std::size_t end = dirs.find(':', start);
+        if (end == std::string::npos) end = dirs.size();
+        std::string dir = dirs.substr(start, end - start);
+        std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        if (runnable(candidate)) return candidate;
+        start = end + 1;
+    }
+    return "";
+}
+
+void add_info(std::vector<pmix_info_t> &v, const char *key, const void *data, pmix_data_type_t t) {
+    v.emplace_back();
+    std::memset(&v.back(), 0, sizeof(pmix_info_t));
+    PMIx_Info_load(&v.back(), key, data, t);
+}
+
+std::string hostname() {
+    char name[HOST_NAME_MAX + 1] = {};
+    gethostname(name, sizeof name - 1);
+    return name;
+}
+
+Launcher::Launcher(std::vector<std::string> base_env) : base_env_(std::move(base_env)) {
+    g_current = this;
+}
+
+Launcher::~Launcher() {
+    g_current = nullptr;
+}
+
+Launcher *Launcher::current() {
+    return g_current;
+}
+
+pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
+    // --- check everything before registering anything ---
+    if (spec.apps.empty()) return PMIX_ERR_BAD_PARAM;
+    std::vector<std::string> paths;
+    std::uint32_t n = 0;
+    for (const auto &app : spec.apps) {
+        if (app.nprocs < 1) return PMIX_ERR_BAD_PARAM;
+        if (!app.cwd.empty() && !is_directory(app.cwd)) {
+            std::fprintf(stderr, "pmixrun: working directory '%s' not found\n", app.cwd.c_str());
+            return PMIX_ERR_JOB_WDIR_NOT_FOUND;
+        }
+        paths.push_back(program_path(app));
+        if (paths.back().empty()) {
+            std::fprintf(stderr, "pmixrun: program '%s' not found or not executable\n",
+                         app.program.c_str());
+            return PMIX_ERR_JOB_EXE_NOT_FOUND;
+        }
+        n += app.nprocs;
+    }
+
+    // --- the job's info ---
+    pmix_nspace_t nspace{};
+    if (jobs_.empty()) {
+        std::snprintf(nspace, sizeof nspace, "pmixrun.%d", static_cast<int>(getpid()));
+    } else {
+        std::snprintf(nspace, sizeof nspace, "pmixrun.%d.%zu", static_cast<int>(getpid()),
+                      jobs_.size());
+    }
+    const std::string host = hostname();
+    std::string peers;
+    for (uint32_t r = 0; r < n; ++r) peers += (r ? "," : "") + std::to_string(r);
+    char *node_map = nullptr, *proc_map = nullptr;
+    PMIx_generate_regex(host.c_str(), &node_map);
+    PMIx_generate_ppn(peers.c_str(), &proc_map);
+
+    std::vector<pmix_info_t> info;
+    uint32_t zero = 0, one = 1, napps = static_cast<uint32_t>(spec.apps.size());
+    pmix_rank_t leader = 0, offset = universe_;
+    add_info(info, PMIX_JOB_SIZE, &n, PMIX_UINT32);
+    add_info(info, PMIX_UNIV_SIZE, &n, PMIX_UINT32);
+    add_info(info, PMIX_MAX_PROCS, &n, PMIX_UINT32);
+    add_info(info, PMIX_LOCAL_SIZE, &n, PMIX_UINT32);
+    add_info(info, PMIX_NODE_SIZE, &n, PMIX_UINT32);
+    add_info(info, PMIX_NUM_NODES, &one, PMIX_UINT32);
+    add_info(info, PMIX_JOB_NUM_APPS, &napps, PMIX_UINT32);
+    add_info(info, PMIX_NPROC_OFFSET, &offset, PMIX_PROC_RANK);
+    add_info(info, PMIX_LOCAL_PEERS, peers.c_str(), PMIX_STRING);
+    add_info(info, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
+    add_info(info, PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
+    add_info(info, PMIX_NODEID, &zero, PMIX_UINT32);
+    add_info(info, PMIX_NODE_MAP, node_map, PMIX_STRING);
+    add_info(info, PMIX_PROC_MAP, proc_map, PMIX_STRING);
+    add_info(info, PMIX_JOBID, nspace, PMIX_STRING);
+    if (spec.spawned) {
+        bool yes = true;
+        add_info(info, PMIX_SPAWNED, &yes, PMIX_BOOL);
+        add_info(info, PMIX_PARENT_ID, &spec.parent, PMIX_PROC);
+    }
+    std::vector<std::uint32_t> appnum_of;  // per rank
+    std::vector<pmix_rank_t> app_rank_of;
+    for (uint32_t a = 0; a < spec.apps.size(); ++a) {
+        for (uint32_t k = 0; k < spec.apps[a].nprocs; ++k) {
+            appnum_of.push_back(a);
+            app_rank_of.push_back(k);
+        }
+    }
+    for (uint32_t r = 0; r < n; ++r) {
+        std::vector<pmix_info_t> pd;
+        pmix_rank_t rank = r, global = offset + r, app_rank = app_rank_of[r];
+        uint16_t lrank = static_cast<uint16_t>(r);
+        uint32_t appnum = appnum_of[r];
+        add_info(pd, PMIX_RANK, &rank, PMIX_PROC_RANK);
+        add_info(pd, PMIX_GLOBAL_RANK, &global, PMIX_PROC_RANK);
+        add_info(pd, PMIX_APP_RANK, &app_rank, PMIX_PROC_RANK);
+        add_info(pd, PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+        add_info(pd, PMIX_NODE_RANK, &lrank, PMIX_UINT16);
+        add_info(pd, PMIX_NODEID, &zero, PMIX_UINT32);
+        add_info(pd, PMIX_APPNUM, &appnum, PMIX_UINT32);
+        add_info(pd, PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
+        pmix_data_array_t darray{PMIX_INFO, pd.size(), pd.data()};
+        add_info(info, PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
+        for (auto &x : pd) PMIx_Value_destruct(&x.value);
+    }
+
+    // --- registration: clients first, then the nspace (ORTE's order) ---
+    auto proc_of = [&](pmix_rank_t r) {
+        pmix_proc_t proc{};
+        std::memcpy(proc.nspace, nspace, sizeof nspace);
+        proc.rank = r;
+        return proc;
+    };
+    pmix_status_t rc = PMIX_SUCCESS;
+    for (uint32_t r = 0; r < n && (rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED); ++r) {
+        pmix_proc_t proc = proc_of(r);
+        rc = PMIx_server_register_client(&proc, getuid(), getgid(), nullptr, nullptr, nullptr);
+    }
+    if (rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED) {
+        rc = PMIx_server_register_nspace(nspace, static_cast<int>(n), info.data(), info.size(),
+                                         nullptr, nullptr);
+    }
+    for (auto &x : info) PMIx_Value_destruct(&x.value);
+    jobs_.push_back({nspace, n});  // deregistered at the end, even when incomplete
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+        std::fprintf(stderr, "pmixrun: registering job %s: %s\n", nspace, PMIx_Error_string(rc));
+        std::free(node_map);
+        std::free(proc_map);
+        return rc;
+    }
+    rc = set_up_job(nspace, node_map, proc_map);
+    std::free(node_map);
+    std::free(proc_map);
+    if (rc != PMIX_SUCCESS) {
+        std::fprintf(stderr, "pmixrun: setting up job %s: %s\n", nspace, PMIx_Error_string(rc));
+        return rc;
+    }
+    universe_ += n;
+
+    // --- launch ---
+    pmix_rank_t rank = 0;
+    for (std::size_t a = 0; a < spec.apps.size(); ++a) {
+        const AppSpec &app = spec.apps[a];
+        std::vector<std::string> env = base_env_;
+        for (const auto &e : app.env) {
+            const std::string name = e.substr(0, e.find('='));
+            std::erase_if(env, [&](const std::string &x) { return x.rfind(name + "=", 0) == 0; });
+            env.push_back(e);
+        }
+        std::vector<std::string> args = app.argv.empty() ? std::vector{app.program} : app.argv;
+        std::vector<char *> child_argv;
+        for (auto &s : args) child_argv.push_back(s.data());
+        child_argv.push_back(nullptr);
+        for (uint32_t k = 0; k < app.nprocs; ++k, ++rank) {
+            pmix_proc_t proc = proc_of(rank);
+            char **cenv = static_cast<char **>(std::calloc(env.size() + 1, sizeof(char *)));
+            for (std::size_t j = 0; j < env.size(); ++j) cenv[j] = strdup(env[j].c_str());
+            rc = PMIx_server_setup_fork(&proc, &cenv);
+            if (rc != PMIX_SUCCESS) {
+                std::fprintf(stderr, "pmixrun: setup_fork for %s:%u: %s\n", nspace, rank,
+                             PMIx_Error_string(rc));
+                for (char **e = cenv; *e != nullptr; ++e) std::free(*e);
+                std::free(cenv);
+                return rc;
+            }
+            pid_t pid = fork();
+            if (pid == 0) {
+                if (!app.cwd.empty() && chdir(app.cwd.c_str()) != 0) {
+                    std::fprintf(stderr, "pmixrun: cannot enter %s: %s\n", app.cwd.c_str(),
+                                 std::strerror(errno));
+                    _exit(127);
+                }
+                execve(paths[a].c_str(), child_argv.data(), cenv);
+                std::fprintf(stderr, "pmixrun: cannot execute %s: %s\n", paths[a].c_str(),
+                             std::strerror(errno));
+                _exit(127);
+            }
+            for (char **e = cenv; *e != nullptr; ++e) std::free(*e);
+            std::free(cenv);
+            if (pid < 0) {
+                std::fprintf(stderr, "pmixrun: fork: %s\n", std::strerror(errno));
+                return PMIX_ERR_JOB_SYS_OP_FAILED;
+            }
+            children_[pid] = Proc{nspace, rank};
+            job_services_started(proc, pid);
+        }
+    }
+    nspace_out = nspace;
+    return PMIX_SUCCESS;
+}
+
+void Launcher::queue_spawn(JobSpec spec, SpawnDone done) {
+    std::lock_guard lock(queue_mutex_);
+    queue_.push_back({std::move(spec), std::move(done)});
+}
+
+void Launcher::run_queued(bool refuse) {
+    std::vector<Pending> work;
+    {
+        std::lock_guard lock(queue_mutex_);
+        work.swap(queue_);
+    }
+    for (auto &p : work) {
+        std::string nspace;
+        pmix_status_t rc = refuse ? PMIX_ERR_JOB_FAILED_TO_LAUNCH : launch(p.spec, nspace);
+        p.done(rc, nspace);
+    }
+}
+
+void Launcher::terminate_all(int sig) {
+    for (const auto &[pid, proc] : children_) kill(pid, sig);
+}
+
+int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &timed_out) {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    auto kill_deadline = clock::time_point::max();
+    bool terminated = false;
+    int status = 0;
+    timed_out = false;
+    for (;;) {
+        run_queued(terminated);
+        if (children_.empty()) {
+            std::lock_guard lock(queue_mutex_);
+            if (queue_.empty()) break;
+            continue;
+        }
+        int st = 0;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid > 0) {
+            auto it = children_.find(pid);
+            if (it == children_.end()) continue;
+            const Proc proc = it->second;
+            children_.erase(it);
+            job_services_ended(proc.nspace, proc.rank);
+            int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            if (code != 0 && !aborted && !terminated) {
+                if (WIFSIGNALED(st)) {
+                    std::fprintf(stderr, "pmixrun: %s rank %u (pid %d) killed by signal %d\n",
+                                 proc.nspace.c_str(), proc.rank, static_cast<int>(pid),
+                                 WTERMSIG(st));
+                } else {
+                    std::fprintf(stderr, "pmixrun: %s rank %u (pid %d) exited with status %d\n",
+                                 proc.nspace.c_str(), proc.rank, static_cast<int>(pid), code);
+                }
+                if (status == 0) status = code;
+                if (kill_deadline == clock::time_point::max()) {
+                    kill_deadline = clock::now() + std::chrono::seconds(kFailureGraceSeconds);
+                }
+            }
+            continue;
+        }
+        if (pid < 0 && errno != EINTR) break;
+        const auto now = clock::now();
+        if (aborted && !terminated) {
+            terminated = true;
+            terminate_all(SIGTERM);
+            kill_deadline = now + std::chrono::seconds(3);
+        } else if (timeout_s > 0 && !timed_out && now - start > std::chrono::seconds(timeout_s)) {
+            std::fprintf(stderr, "pmixrun: job timed out after %ld s; terminating it\n", timeout_s);
+            timed_out = terminated = true;
+            terminate_all(SIGTERM);
+            kill_deadline = now + std::chrono::seconds(3);
+        } else if (now > kill_deadline) {
+            if (!terminated) {
+                terminated = true;
+                terminate_all(SIGTERM);
+                kill_deadline = now + std::chrono::seconds(3);
+            } else {
+                terminate_all(SIGKILL);
+                kill_deadline = clock::time_point::max();
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    run_queued(true);  // a spawn queued by a process that is gone now
+    return status;
+}
+
+void Launcher::deregister_all() {
+    for (const auto &job : jobs_) {
+        for (uint32_t r = 0; r < job.size; ++r) {
+            pmix_proc_t proc{};
+            std::memcpy(proc.nspace, job.nspace.data(),
+                        std::min<std::size_t>(job.nspace.size(), PMIX_MAX_NSLEN));
+            proc.rank = r;
+            PMIx_server_deregister_client(&proc, nullptr, nullptr);
+        }
+        PMIx_server_deregister_nspace(job.nspace.c_str(), nullptr, nullptr);
+    }
+    jobs_.clear();
+}
+
+pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t[], size_t,
+                           const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
+                           void *cbdata) {
+    Launcher *launcher = Launcher::current();
+    if (launcher == nullptr || cbfunc == nullptr) return PMIX_ERR_NOT_SUPPORTED;
+    if (apps == nullptr || napps == 0) return PMIX_ERR_BAD_PARAM;
+    JobSpec spec;
+    spec.spawned = true;
+    if (proc != nullptr) spec.parent = *proc;
+    for (size_t a = 0; a < napps; ++a) {
+        const pmix_app_t &in = apps[a];
+        if (in.cmd == nullptr || *in.cmd == '\0') return PMIX_ERR_JOB_NO_EXE_SPECIFIED;
+        if (in.maxprocs < 1) return PMIX_ERR_BAD_PARAM;
+        AppSpec app;
+        app.program = in.cmd;
+        for (char **v = in.argv; v != nullptr && *v != nullptr; ++v) app.argv.emplace_back(*v);
+        for (char **v = in.env; v != nullptr && *v != nullptr; ++v) {
+            if (std::strchr(*v, '=') != nullptr) app.env.emplace_back(*v);
+        }
+        if (in.cwd != nullptr) app.cwd = in.cwd;
+        for (size_t k = 0; in.info != nullptr && k < in.ninfo; ++k) {
+            if (PMIX_CHECK_KEY(&in.info[k], PMIX_WDIR) && in.info[k].value.type == PMIX_STRING &&
+                in.info[k].value.data.string != nullptr) {
+                app.cwd = in.info[k].value.data.string;
+            }
+        }
+        app.nprocs = static_cast<std::uint32_t>(in.maxprocs);
+        spec.apps.push_back(std::move(app));
+    }
+    launcher->queue_spawn(
+        std::move(spec), [cbfunc, cbdata](pmix_status_t rc, const std::string &ns) {
+            pmix_nspace_t out{};
+            std::memcpy(out, ns.data(), std::min<std::size_t>(ns.size(), PMIX_MAX_NSLEN));
+            cbfunc(rc, out, cbdata);
+        });
+    return PMIX_SUCCESS;
+}
+
+}  // namespace pmixrun

@@ -1,0 +1,104 @@
+// The jobs pmixrun runs: the first one from its command line and every job
+// its processes PMIx_Spawn. Each is registered with the PMIx server (clients,
+// then nspace with its job info), set up (setup_application ->
+// setup_local_support), and its processes are forked with setup_fork's
+// environment. pmixrun waits for the processes of every job.
+//
+// Threads: launch(), wait_all() and deregister_all() run on the main thread.
+// spawn_upcall() runs on the PMIx progress thread and only queues the
+// request; the main thread's wait loop launches it and calls back.
+#pragma once
+
+#include <pmix_server.h>
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace pmixrun {
+
+struct AppSpec {
+    std::string program;            // as given: a path, or a name looked up in PATH
+    std::vector<std::string> argv;  // argv[0] included; empty: {program}
+    std::vector<std::string> env;   // "NAME=value", set on top of pmixrun's environment
+    std::string cwd;                // empty: pmixrun's
+    std::uint32_t nprocs = 1;
+};
+
+struct JobSpec {
+    std::vector<AppSpec> apps;
+    bool spawned = false;  // started by PMIx_Spawn of `parent`
+    pmix_proc_t parent{};
+};
+
+// done(status, nspace): the outcome of a queued spawn, called once.
+using SpawnDone = std::function<void(pmix_status_t, const std::string &)>;
+
+class Launcher {
+  public:
+    explicit Launcher(std::vector<std::string> base_env);
+    ~Launcher();
+    Launcher(const Launcher &) = delete;
+    Launcher &operator=(const Launcher &) = delete;
+    // The launcher the spawn upcall queues to (nullptr when none exists).
+    static Launcher *current();
+
+    // Registers a job and starts its processes. On success `nspace` names
+    // it. Errors (nothing started): PMIX_ERR_JOB_EXE_NOT_FOUND,
+    // PMIX_ERR_JOB_WDIR_NOT_FOUND, PMIX_ERR_BAD_PARAM, or the server's error.
+    pmix_status_t launch(const JobSpec &spec, std::string &nspace);
+    // Any thread: launch `spec` from the main loop, then call `done`.
+    void queue_spawn(JobSpec spec, SpawnDone done);
+
+    // Serves queued spawns and reaps processes until every process of every
+    // job ended. Returns the first non-zero exit status (128+signal for a
+    // signal) of any process, 0 if none. A failing process gives the others
+    // a grace period to notice before they are terminated; `aborted` and
+    // `timeout_s` (0: none) terminate everything at once.
+    int wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &timed_out);
+    // Deregisters every client and nspace registered by launch().
+    void deregister_all();
+
+  private:
+    struct Proc {
+        std::string nspace;
+        pmix_rank_t rank = 0;
+    };
+    struct Pending {
+        JobSpec spec;
+        SpawnDone done;
+    };
+    struct Registered {
+        std::string nspace;
+        std::uint32_t size = 0;
+    };
+    void run_queued(bool refuse);
+    void terminate_all(int sig);
+
+    std::vector<std::string> base_env_;
+    std::map<pid_t, Proc> children_;
+    std::vector<Registered> jobs_;
+    std::uint32_t universe_ = 0;  // processes launched so far: the next job's rank offset
+    std::mutex queue_mutex_;
+    std::vector<Pending> queue_;
+};
+
+// pmix_server_module_t::spawn: copies the request and queues it to the
+// current Launcher.
+pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[], size_t ninfo,
+                           const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
+                           void *cbdata);
+
+// The path of an executable program (`name` with a '/', else searched in
+// PATH), or "" when there is none.
+std::string find_program(const std::string &name);
+std::string hostname();
+void add_info(std::vector<pmix_info_t> &v, const char *key, const void *data, pmix_data_type_t t);
+
+}  // namespace pmixrun
