@@ -177,29 +177,6 @@ PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char * /*grp*/, const pmi
     return unavailable();
 }
 
-// ---- Client: events ----------------------------------------------------------------------------
-PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t * /*codes*/, size_t /*ncodes*/,
-                                                      pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                      pmix_notification_fn_t /*evhdlr*/,
-                                                      pmix_hdlr_reg_cbfunc_t /*cbfunc*/,
-                                                      void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Deregister_event_handler(size_t /*evhdlr_ref*/,
-                                                        pmix_op_cbfunc_t /*cbfunc*/,
-                                                        void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t /*status*/,
-                                            const pmix_proc_t * /*source*/,
-                                            pmix_data_range_t /*range*/,
-                                            const pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                            pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
 // ---- Client: fabric, topology, locality, progress ----------------------------------------------
 PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t * /*fabric*/,
                                                const pmix_info_t * /*directives*/,

@@ -7,6 +7,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "event/process_events.hpp"
 #include "mca/logging.hpp"
 #include "pmixpp/mca/parameters.hpp"
 #include "runtime/progress.hpp"
@@ -109,7 +110,9 @@ Client &Client::instance() {
     return *client;
 }
 
-Client::Client() = default;
+Client::Client() {
+    unsolicited_[static_cast<std::uint16_t>(Command::event)] = &Client::handle_event;
+}
 
 // ---------------------------------------------------------------------------------------------
 // view
@@ -136,6 +139,7 @@ void Client::attach_server_view(std::shared_ptr<gds_base::Datastore> store,
     store_ = std::move(store);
     self_ = self;
     self_hosted_ = true;
+    runtime::ProgressEngine::instance().post([self] { events::ProcessEvents::instance().set_self(self); });
 }
 
 void Client::detach_server_view() {
@@ -371,6 +375,7 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
         self_ = me;
         self_hosted_ = false;
     }
+    engine.post([me] { events::ProcessEvents::instance().set_self(me); });
     if (proc != nullptr) *proc = me;
     return PMIX_SUCCESS;
 }
@@ -450,6 +455,7 @@ void Client::on_close(Channel &ch, const std::string &reason) {
         BodyReader empty({});
         handler(PMIX_ERR_LOST_CONNECTION, empty);
     }
+    if (!finalizing_) raise_lost_connection();
 }
 
 void Client::store_stream(std::span<const std::uint8_t> stream) {

@@ -20,6 +20,8 @@
 #include <span>
 #include <string>
 
+#include "event/event.hpp"
+#include "event/registry.hpp"
 #include "gds/gds_base.hpp"
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
@@ -90,12 +92,24 @@ class Client {
                        std::function<void(pmix_status_t)> done);
     // Progress thread: send a request; `handler` runs exactly once.
     void request(wire::Command command, std::vector<std::uint8_t> body, ReplyHandler handler);
+    // Progress thread: events (events.cpp). Tell the server about handler
+    // registration `id` (its codes and filters) / its removal, and send an
+    // event for the server to route; done(status) exactly once.
+    void register_events(std::size_t id, const events::RegistrationSpec &spec,
+                         std::function<void(pmix_status_t)> done);
+    void deregister_events(std::size_t id, std::function<void(pmix_status_t)> done);
+    void notify_event(const events::Event &ev, std::function<void(pmix_status_t)> done);
 
   private:
     Client();
     void on_frame(wire::Channel &ch, wire::Frame &&frame);
     void on_close(wire::Channel &ch, const std::string &reason);
     void store_stream(std::span<const std::uint8_t> stream);
+    // Unsolicited `event` message: runs the chain (events.cpp).
+    void handle_event(wire::Frame &frame);
+    // The connection to the server is gone (not by finalize): raise
+    // PMIX_ERR_LOST_CONNECTION to this process's handlers (events.cpp).
+    void raise_lost_connection();
     // Job info of another nspace (spawn, connect replies): connect.cpp.
     pmix_status_t store_job_blob(std::string_view nspace, std::span<const std::uint8_t> blob);
 

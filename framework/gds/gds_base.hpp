@@ -8,11 +8,12 @@
 
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
+#include <shared_mutex>  // std::shared_lock
 #include <string>
 
 #include "pmixpp/mca/gds.hpp"
 #include "pmixpp/mca/repository.hpp"
+#include "runtime/rwlock.hpp"
 
 namespace pmixpp::gds_base {
 
@@ -39,7 +40,8 @@ class Datastore {
     mca::ModuleHandle handle_;
     mca::gds::Module *module_ = nullptr;
     std::string component_;
-    mutable std::shared_mutex mutex_;
+    // Writer-preferring: fast-path readers never starve the progress thread.
+    mutable runtime::WriterPreferringRwLock mutex_;
 };
 
 }  // namespace pmixpp::gds_base

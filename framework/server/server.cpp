@@ -124,6 +124,11 @@ Server::Server() {
     handlers_[static_cast<std::uint16_t>(Command::query)] = &Server::handle_query;
     handlers_[static_cast<std::uint16_t>(Command::job_control)] = &Server::handle_job_control;
     handlers_[static_cast<std::uint16_t>(Command::log)] = &Server::handle_log;
+    handlers_[static_cast<std::uint16_t>(Command::register_events)] =
+        &Server::handle_register_events;
+    handlers_[static_cast<std::uint16_t>(Command::deregister_events)] =
+        &Server::handle_deregister_events;
+    handlers_[static_cast<std::uint16_t>(Command::notify)] = &Server::handle_notify;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -214,6 +219,9 @@ void Server::stop() {
     spawned_by_.clear();
     local_support_.clear();
     cleanups_.clear();
+    event_regs_.clear();
+    host_event_codes_.clear();
+    event_cache_.reset();
     transports_.reset();
     store_.reset();
 }
@@ -300,6 +308,7 @@ void Server::on_close(Channel &ch, const std::string &reason) {
                     describe(peer.proc), reason);
         fail_fences_of(peer.proc);
         run_cleanup(peer.proc);
+        forget_event_client(peer.proc);
         auto waiters = std::move(client->on_commit);
         client->on_commit.clear();
         for (auto &w : waiters) w();
@@ -482,6 +491,7 @@ void Server::handle_finalize(Channel &ch, Frame &frame) {
     }
     client->state = ClientRecord::State::finalized;
     run_cleanup(key_of(client->proc));
+    forget_event_client(key_of(client->proc));
     PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
     auto done = [reply](pmix_status_t) {
         if (auto c = reply.channel.lock()) {
@@ -928,6 +938,8 @@ void Server::deregister_nspace(const std::string &nspace) {
     }
     local_support_.erase(nspace);
     spawned_by_.erase(nspace);
+    if (event_cache_) event_cache_->module().forget_job(nspace);
+    std::erase_if(event_regs_, [&](const auto &e) { return e.first.first == nspace; });
     for (auto it = remote_blobs_.begin(); it != remote_blobs_.end();) {
         it = it->first.first == nspace ? remote_blobs_.erase(it) : std::next(it);
     }
@@ -959,6 +971,7 @@ void Server::deregister_client(const pmix_proc_t &proc) {
     if (it->second.channel) it->second.channel->close("client deregistered");
     auto waiters = std::move(it->second.on_commit);
     run_cleanup(key);
+    forget_event_client(key);
     job->clients.erase(it);
     connected_.erase(key);
     for (auto &w : waiters) w();

@@ -21,6 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include "event/event.hpp"
+#include "event/registry.hpp"
+#include "evcache/evcache_base.hpp"
 #include "gds/gds_base.hpp"
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
@@ -113,6 +116,16 @@ class Server {
     const pmix_proc_t &self() const noexcept { return self_; }
     gds_base::Datastore &store() { return *store_; }
 
+    // --- events (events.cpp; progress thread) ---
+    // The event cache chosen at PMIx_server_init (nullptr: none). Set before start().
+    void set_event_cache(std::unique_ptr<evcache_base::EventCache> cache);
+    // PMIx_Notify_event called by the host: to the local clients in range,
+    // the cache and the server process's own handlers; never back to the host.
+    void notify_from_host(std::shared_ptr<const events::Event> ev);
+    // A handler of the server process itself was registered: replay the
+    // matching cached events to it.
+    void replay_to_self(std::size_t id);
+
   private:
     Server();
     using Handler = void (Server::*)(wire::Channel &, wire::Frame &);
@@ -148,6 +161,18 @@ class Server {
     void handle_query(wire::Channel &ch, wire::Frame &frame);        // query.cpp
     void handle_job_control(wire::Channel &ch, wire::Frame &frame);  // job_control.cpp
     void handle_log(wire::Channel &ch, wire::Frame &frame);          // job_control.cpp
+    void handle_register_events(wire::Channel &ch, wire::Frame &frame);    // events.cpp
+    void handle_deregister_events(wire::Channel &ch, wire::Frame &frame);  // events.cpp
+    void handle_notify(wire::Channel &ch, wire::Frame &frame);             // events.cpp
+    // Events (events.cpp): route one event to the local clients in its range,
+    // cache it, run the server process's handlers and, for an event from a
+    // client whose range leaves this node, call the host's notify_event.
+    void route_event(std::shared_ptr<const events::Event> ev, bool from_host);
+    // Sends matching cached events to registration `id` of `client`.
+    void replay_events(const ProcKey &client, std::uint64_t id);
+    // A client ended (finalized, lost, deregistered): its registrations go,
+    // and cached job events stop waiting for it.
+    void forget_event_client(const ProcKey &client);
     // Runs (and forgets) the cleanup directives a client registered through
     // PMIx_Job_control (job_control.cpp): at its finalize, loss or deregistration.
     void run_cleanup(const ProcKey &proc);
@@ -224,6 +249,12 @@ class Server {
         bool recursive = false, empty_only = false, leave_top = false;
     };
     std::map<ProcKey, std::vector<CleanupRequest>> cleanups_;
+    // Events (events.cpp): each client's handler registrations by its id, the
+    // code sets the host was asked to register (register_events upcall), the
+    // event cache.
+    std::map<ProcKey, std::map<std::uint64_t, events::RegistrationSpec>> event_regs_;
+    std::set<std::vector<pmix_status_t>> host_event_codes_;
+    std::unique_ptr<evcache_base::EventCache> event_cache_;
 };
 
 }  // namespace pmixpp::server

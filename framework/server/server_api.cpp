@@ -12,6 +12,8 @@
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
 #include "client/client.hpp"
+#include "event/attributes.hpp"
+#include "evcache/evcache_base.hpp"
 #include "server/server.hpp"
 
 using pmixpp::runtime::Face;
@@ -59,6 +61,29 @@ pmix_status_t set_env(char ***env, const std::string &name, const std::string &v
     return grown[n] != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
 }
 
+// The event cache size the host asked for ("pmix.evcache.size").
+std::optional<std::size_t> cache_size_of(std::span<const pmix_info_t> info) {
+    for (const auto &i : info) {
+        if (!PMIX_CHECK_KEY(&i, pmixpp::events::kServerCacheSize)) continue;
+        switch (i.value.type) {
+            case PMIX_UINT32:
+                return i.value.data.uint32;
+            case PMIX_UINT64:
+                return i.value.data.uint64;
+            case PMIX_SIZE:
+                return i.value.data.size;
+            case PMIX_INT:
+                if (i.value.data.integer >= 0) return static_cast<std::size_t>(i.value.data.integer);
+                break;
+            default:
+                break;
+        }
+        log()->warn("PMIx_server_init: {} must be a non-negative integer; ignored",
+                    pmixpp::events::kServerCacheSize);
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 extern "C" {
@@ -80,14 +105,16 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
         log()->error("PMIx_server_init: {}", transports.status().message());
         return transports.status().code();
     }
+    std::span<const pmix_info_t> span(info, info == nullptr ? 0 : ninfo);
+    auto cache = pmixpp::evcache_base::EventCache::open(cache_size_of(span));
     auto &engine = ProgressEngine::instance();
     if (auto st = engine.acquire(); !st.ok()) {
         log()->error("PMIx_server_init: {}", st.message());
         return st.code();
     }
     pmixpp::mca::Status started;
-    std::span<const pmix_info_t> span(info, info == nullptr ? 0 : ninfo);
     engine.run_sync([&] {
+        Server::instance().set_event_cache(std::move(cache));
         started = Server::instance().start(module, span, transports.value(), store.value());
     });
     if (!started.ok()) {

@@ -80,12 +80,12 @@ std::string check_header(const FrameHeader &h, const FrameLimits &limits) {
 
 bool build_frame(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
                  std::span<const std::uint8_t> body, const FrameLimits &limits,
-                 std::vector<std::uint8_t> &out, std::string &reason) {
+                 std::vector<std::uint8_t> &out, std::string &reason, PeerPlacement peer) {
     std::vector<std::uint8_t> packed;
     std::span<const std::uint8_t> payload = body;
     flags &= static_cast<std::uint8_t>(~kFlagCompressed);
-    if (limits.compress_threshold > 0 && body.size() > limits.compress_threshold &&
-        compress(body, packed)) {
+    if (peer == PeerPlacement::maybe_remote && limits.compress_threshold > 0 &&
+        body.size() > limits.compress_threshold && compress(body, packed)) {
         payload = packed;
         flags |= kFlagCompressed;
     }

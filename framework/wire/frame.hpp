@@ -62,11 +62,17 @@ FrameHeader decode_header(const std::uint8_t in[kFrameHeaderSize]) noexcept;
 // is fine.
 std::string check_header(const FrameHeader &header, const FrameLimits &limits);
 
+// Whether the peer is known to run on this host (its kernel credentials came
+// with the connection: AF_UNIX). Compression buys bandwidth on a network; to a
+// local peer, deflating costs more than copying, so local frames never are.
+enum class PeerPlacement { maybe_remote, local };
+
 // Header + body (compressed when worth it). Fails (returns false, `reason`
 // set) when the body exceeds the maximum frame size.
 bool build_frame(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
                  std::span<const std::uint8_t> body, const FrameLimits &limits,
-                 std::vector<std::uint8_t> &out, std::string &reason);
+                 std::vector<std::uint8_t> &out, std::string &reason,
+                 PeerPlacement peer = PeerPlacement::maybe_remote);
 
 // Turn a received payload into a Frame (inflating it if flagged). Returns
 // false with `reason` for a corrupt or oversized compressed body.

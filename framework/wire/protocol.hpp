@@ -69,6 +69,20 @@ enum class Command : std::uint16_t {
     connect = 33,
     // req: procs (never empty), u32 timeout s (0: none), infos. rep: i32 status.
     disconnect = 34,
+
+    // Events (server/events.cpp, client/events.cpp; framework/event/README.md).
+    // An event payload is: i32 status, proc source, u8 range, infos.
+    // req: u64 registration id (the client's), u32 n, n x i32 code, infos
+    //      (the registration's filters: RegistrationSpec::filter_info).
+    // rep: i32 status. Matching cached events follow as `event` messages.
+    register_events = 48,
+    // req: u64 registration id. rep: i32 status.
+    deregister_events = 49,
+    // req: event payload (range never PROC_LOCAL). rep: i32 status.
+    notify = 50,
+    // Server -> client, no reply: u8 targeted, u64 registration id (targeted:
+    // a cached event replayed to that registration only), event payload.
+    event = 51,
 };
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };

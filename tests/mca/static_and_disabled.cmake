@@ -6,6 +6,7 @@
 #     not list the disabled one;
 #   - the static component really serves: pmixrun runs hello on it.
 # Inputs: -DSOURCE_DIR= -DWORK_DIR= -DSTATIC=<fw>_<comp> -DDISABLE=<fw>_<comp>
+#         (BUILD_TYPE None: no optimisation, no debug info: the quickest build)
 #         -DBUILD_TYPE= -DC_COMPILER= -DCXX_COMPILER=
 cmake_minimum_required(VERSION 3.25)
 

@@ -1,4 +1,5 @@
 #include "launcher.hpp"
+#include "events.hpp"
 #include "job_services.hpp"
 
 #include <signal.h>
@@ -364,6 +365,9 @@ int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &t
             children_.erase(it);
             job_services_ended(proc.nspace, proc.rank);
             int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            if (code != 0 && !terminated) {
+                raise_proc_terminated(proc.nspace, proc.rank, code, WIFSIGNALED(st));
+            }
             if (code != 0 && !aborted && !terminated) {
                 if (WIFSIGNALED(st)) {
                     std::fprintf(stderr, "pmixrun: %s rank %u (pid %d) killed by signal %d\n",

@@ -12,7 +12,9 @@
 //   - 124 when --timeout expired; 2 for a usage error; 127 when the program
 //     cannot be found.
 // When a process fails without PMIx_Abort, the others get a grace period to
-// notice (their PMIx calls fail) before they are terminated.
+// notice (their PMIx calls fail) before they are terminated. Processes that
+// registered for them get PMIX_ERR_PROC_ABORTED when a peer calls PMIx_Abort
+// and PMIX_EVENT_PROC_TERMINATED when a peer ends abnormally (events.hpp).
 #include <pmix_server.h>
 
 #include <signal.h>
@@ -32,6 +34,7 @@
 #include <vector>
 
 #include "data_server.hpp"
+#include "events.hpp"
 #include "job_services.hpp"
 #include "launcher.hpp"
 
@@ -61,6 +64,7 @@ pmix_status_t on_abort(const pmix_proc_t *proc, void *, int status, const char m
                        size_t, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     std::fprintf(stderr, "pmixrun: rank %u called PMIx_Abort(%d): %s\n", proc->rank, status,
                  msg != nullptr ? msg : "");
+    pmixrun::raise_proc_aborted(*proc, status, msg);
     if (!g_aborted.exchange(true)) g_abort_status = status;
     if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
@@ -129,6 +133,7 @@ int main(int argc, char **argv) {
     module.spawn = pmixrun::spawn_upcall;
     pmixrun::install_data_server(module);  // publish, lookup, unpublish, client_finalized
     pmixrun::install_job_services(module);  // job_control, log
+    pmixrun::install_event_services(module);  // register_events, notify_event (events.hpp)
     pmix_status_t rc = PMIx_server_init(&module, nullptr, 0);
     if (rc != PMIX_SUCCESS) {
         std::fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));

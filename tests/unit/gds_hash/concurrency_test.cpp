@@ -4,6 +4,7 @@
 #include "gds_hash_support.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <shared_mutex>
 #include <thread>
 
@@ -94,6 +95,10 @@ TEST_F(GdsHash, ReadersUnderTheCoreLockSeeWholeWritesOfAWriter) {
                     ++bad;
                 if (get_u32(*m, job("job1"), PMIX_JOB_SIZE) != 4) ++bad;
                 ++reads;
+                guard.unlock();
+                // glibc's shared_mutex prefers readers: pace them so the writer
+                // gets its turns (the core's own lock prefers writers).
+                std::this_thread::sleep_for(std::chrono::microseconds(20));
             }
         });
     }

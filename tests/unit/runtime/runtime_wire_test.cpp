@@ -1,12 +1,15 @@
 // Unit tests of the progress engine, framing, message bodies, modex record
 // streams and the node/proc map format.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
 #include "runtime/progress.hpp"
+#include "runtime/rwlock.hpp"
 #include "server/regex.hpp"
 #include "wire/frame.hpp"
 #include "wire/message.hpp"
@@ -114,6 +117,18 @@ TEST(Frame, LargeBodiesAreCompressedAndInflateBack) {
     EXPECT_FALSE(f.flags & wire::kFlagCompressed);
 }
 
+TEST(Frame, FramesToAPeerOnThisHostAreNeverCompressed) {
+    wire::FrameLimits limits;
+    limits.compress_threshold = 100;
+    std::vector<std::uint8_t> body(10000, 'a'), bytes;
+    std::string reason;
+    ASSERT_TRUE(wire::build_frame(5, 7, 0, body, limits, bytes, reason, wire::PeerPlacement::local));
+    auto h = wire::decode_header(bytes.data());
+    EXPECT_FALSE(h.flags & wire::kFlagCompressed);
+    EXPECT_EQ(h.length, body.size());
+    EXPECT_TRUE(std::equal(body.begin(), body.end(), bytes.begin() + wire::kFrameHeaderSize));
+}
+
 TEST(Frame, CompressedBodyDeclaringMoreThanTheMaximumIsRefused) {
     wire::FrameLimits limits;
     limits.compress_threshold = 100;
@@ -206,4 +221,33 @@ TEST(NodeAndProcMaps, RoundTripThroughOurFormat) {
     EXPECT_EQ(server::decode_proc_map(pmap), procs);
     EXPECT_FALSE(server::decode_node_map("n1,n2"));
     EXPECT_FALSE(server::decode_proc_map("pmixpp:1:3-1"));
+}
+
+// A writer waiting for the lock keeps new readers out (glibc's std::shared_mutex
+// lets them in, so a stream of fast-path Gets could starve the progress thread).
+TEST(WriterPreferringRwLock, AWaitingWriterKeepsNewReadersOut) {
+    runtime::WriterPreferringRwLock lock;
+    lock.lock_shared();  // a reader inside
+    std::atomic<bool> writer_done{false};
+    std::thread writer([&] {
+        lock.lock();
+        writer_done = true;
+        lock.unlock();
+    });
+    // Once the writer is queued, a new reader must be refused. Poll until then
+    // (bounded: with a reader-preferring lock this never happens).
+    bool refused = false;
+    for (int i = 0; i < 20000 && !refused; ++i) {
+        if (lock.try_lock_shared()) {
+            lock.unlock_shared();
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+        } else {
+            refused = true;
+        }
+    }
+    EXPECT_TRUE(refused) << "a new reader got in ahead of a waiting writer";
+    EXPECT_FALSE(writer_done.load());
+    lock.unlock_shared();
+    writer.join();
+    EXPECT_TRUE(writer_done.load());
 }

@@ -1,0 +1,68 @@
+// The client's side of event notification: registrations and notifications
+// sent to the server, events received from it, and the event raised when the
+// server is lost (framework/event/README.md). Progress thread only.
+#include <cstring>
+
+#include "client/client.hpp"
+#include "event/process_events.hpp"
+#include "mca/logging.hpp"
+
+namespace pmixpp::client {
+
+using wire::BodyReader;
+using wire::BodyWriter;
+using wire::Command;
+
+namespace {
+auto log() {
+    return mca::framework_logger("client");
+}
+}  // namespace
+
+void Client::register_events(std::size_t id, const events::RegistrationSpec &spec,
+                             std::function<void(pmix_status_t)> done) {
+    auto filters = spec.filter_info();
+    BodyWriter w;
+    w.u64(id).u32(static_cast<std::uint32_t>(spec.codes.size()));
+    for (pmix_status_t c : spec.codes) w.i32(c);
+    w.infos(filters.data(), filters.size());
+    for (auto &i : filters) PMIx_Value_destruct(&i.value);
+    request(Command::register_events, w.take(),
+            [done = std::move(done)](pmix_status_t s, BodyReader &) { done(s); });
+}
+
+void Client::deregister_events(std::size_t id, std::function<void(pmix_status_t)> done) {
+    request(Command::deregister_events, BodyWriter().u64(id).take(),
+            [done = std::move(done)](pmix_status_t s, BodyReader &) { done(s); });
+}
+
+void Client::notify_event(const events::Event &ev, std::function<void(pmix_status_t)> done) {
+    request(Command::notify, ev.encode(),
+            [done = std::move(done)](pmix_status_t s, BodyReader &) { done(s); });
+}
+
+void Client::handle_event(wire::Frame &frame) {
+    BodyReader r(frame.body);
+    bool targeted = false;
+    std::uint64_t id = 0;
+    r.boolean(targeted);
+    r.u64(id);
+    auto ev = events::Event::read(r);
+    if (!ev || !r.finished()) {
+        log()->warn("client: malformed event message from the server");
+        return;
+    }
+    auto shared = std::make_shared<const events::Event>(std::move(*ev));
+    events::ProcessEvents::instance().deliver(
+        std::move(shared), targeted ? std::optional<std::size_t>(id) : std::nullopt);
+}
+
+void Client::raise_lost_connection() {
+    // Internal to this process (seed 000, "Client-Based Notifications"): the
+    // 4.2 headers name it PMIX_ERR_LOST_CONNECTION (docs/events.md).
+    auto ev = events::Event::make(PMIX_ERR_LOST_CONNECTION, &server_, PMIX_RANGE_PROC_LOCAL,
+                                 nullptr, 0);
+    events::ProcessEvents::instance().deliver(std::make_shared<const events::Event>(std::move(ev)));
+}
+
+}  // namespace pmixpp::client

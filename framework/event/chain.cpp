@@ -1,0 +1,160 @@
+#include "event/chain.hpp"
+
+#include <atomic>
+#include <cstring>
+
+#include "wire/codec.hpp"
+
+namespace pmixpp::events {
+
+namespace {
+
+bool is_termination(const pmix_info_t &i) {
+    return PMIX_CHECK_KEY(&i, PMIX_EVENT_NO_TERMINATION) ||
+           PMIX_CHECK_KEY(&i, PMIX_EVENT_WANT_TERMINATION);
+}
+
+pmix_info_t copy_info(const pmix_info_t &in) {
+    pmix_info_t out;
+    std::memset(&out, 0, sizeof out);
+    if (wire::copy(PMIX_INFO, &out, &in, 1) != PMIX_SUCCESS) {
+        std::memset(&out, 0, sizeof out);
+        PMIX_LOAD_KEY(out.key, in.key);
+    }
+    return out;
+}
+
+void release_info(pmix_info_t &i) {
+    wire::destruct(PMIX_INFO, &i, 1);
+}
+
+}  // namespace
+
+// What a handler's completion function gets as notification_cbdata: one per
+// handler call, so a second call of the completion function is ignored.
+struct EventChain::Step {
+    std::shared_ptr<EventChain> chain;
+    std::shared_ptr<const Handler> handler;
+    std::atomic<bool> completed{false};
+};
+
+void EventChain::run(std::vector<std::shared_ptr<const Handler>> handlers,
+                     std::shared_ptr<const Event> event, Post post, IsRegistered registered,
+                     std::function<void()> done) {
+    std::shared_ptr<EventChain> chain(new EventChain);
+    chain->handlers_ = std::move(handlers);
+    chain->event_ = std::move(event);
+    chain->post_ = std::move(post);
+    chain->registered_ = std::move(registered);
+    chain->done_ = std::move(done);
+    chain->call_next();
+}
+
+EventChain::~EventChain() {
+    for (auto &i : results_) release_info(i);
+    if (required_term_) release_info(*required_term_);
+}
+
+void EventChain::call_next() {
+    while (next_ < handlers_.size()) {
+        auto handler = handlers_[next_++];
+        if (registered_ && !registered_(handler->id)) continue;  // deregistered meanwhile
+        auto *step = new Step{shared_from_this(), handler, {}};
+        const auto info = event_->info_span();
+        handler->fn(handler->id, event_->status, &event_->source,
+                    info.empty() ? nullptr : const_cast<pmix_info_t *>(info.data()), info.size(),
+                    results_.empty() ? nullptr : results_.data(), results_.size(),
+                    &EventChain::completion, step);
+        return;
+    }
+    if (done_) {
+        auto done = std::move(done_);
+        done_ = nullptr;
+        done();
+    }
+}
+
+void EventChain::completion(pmix_status_t status, pmix_info_t *results, size_t nresults,
+                            pmix_op_cbfunc_t cbfunc, void *thiscbdata, void *notification_cbdata) {
+    auto *step = static_cast<Step *>(notification_cbdata);
+    if (step == nullptr || step->completed.exchange(true)) return;
+    // Copied now: the handler may release its array as soon as cbfunc runs.
+    std::vector<pmix_info_t> returned;
+    for (size_t i = 0; results != nullptr && i < nresults; ++i) returned.push_back(copy_info(results[i]));
+    auto chain = std::move(step->chain);
+    auto handler = std::move(step->handler);
+    delete step;
+    chain->post_([chain, handler, status, returned = std::move(returned), cbfunc, thiscbdata]() mutable {
+        chain->finish_step(handler, status, std::move(returned));
+        if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, thiscbdata);
+        if (status != PMIX_EVENT_ACTION_COMPLETE) {
+            chain->call_next();
+        } else if (chain->done_) {
+            auto done = std::move(chain->done_);
+            chain->done_ = nullptr;
+            done();
+        }
+    });
+}
+
+void EventChain::drop_cleared() {
+    for (auto it = results_.begin(); it != results_.end();) {
+        if (it->key[0] == '\0') {
+            release_info(*it);
+            it = results_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void EventChain::erase_termination() {
+    for (auto it = results_.begin(); it != results_.end();) {
+        if (is_termination(*it)) {
+            release_info(*it);
+            it = results_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void EventChain::keep_required_termination() {
+    if (!required_term_) return;
+    for (const auto &i : results_) {
+        if (PMIX_CHECK_KEY(&i, required_term_->key) && PMIX_INFO_IS_REQUIRED(&i) &&
+            i.value.type == required_term_->value.type &&
+            (i.value.type != PMIX_BOOL || i.value.data.flag == required_term_->value.data.flag)) {
+            return;  // untouched
+        }
+    }
+    erase_termination();
+    results_.push_back(copy_info(*required_term_));
+}
+
+void EventChain::append(const pmix_info_t &info) {
+    if (is_termination(info)) {
+        if (required_term_) return;  // a required decision cannot be overridden
+        erase_termination();
+        if (PMIX_INFO_IS_REQUIRED(&info)) required_term_ = copy_info(info);
+    }
+    results_.push_back(copy_info(info));
+}
+
+void EventChain::finish_step(const std::shared_ptr<const Handler> &handler, pmix_status_t status,
+                             std::vector<pmix_info_t> returned) {
+    drop_cleared();
+    keep_required_termination();
+    if (status != PMIX_EVENT_ACTION_COMPLETE) {
+        pmix_info_t entry;
+        std::memset(&entry, 0, sizeof entry);
+        PMIX_LOAD_KEY(entry.key, handler->result_key.c_str());
+        entry.value.type = PMIX_STATUS;
+        entry.value.data.status = status;
+        results_.push_back(entry);
+        for (const auto &r : returned) append(r);
+    }
+    for (auto &r : returned) release_info(r);
+}
+
+}  // namespace pmixpp::events

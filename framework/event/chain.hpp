@@ -1,0 +1,72 @@
+// EventChain: runs the handlers an event reached, one after the other
+// (framework/event/README.md, "The chain").
+//
+// Each handler gets its registration id, the event's status, source and info,
+// the results so far and a completion function. The chain goes on when the
+// handler calls that function (from any thread, at any time, or inline): the
+// continuation is handed to `post` (the progress thread's post() in the
+// library), never run inside the handler's call. PMIX_EVENT_ACTION_COMPLETE
+// stops the chain.
+//
+// Results (RFC 0001, consolidated): after each handler, entries whose key the
+// handler cleared are dropped, then {its result key: its status
+// (PMIX_STATUS)} and what it returned are appended. A returned
+// PMIX_EVENT_NO_TERMINATION / PMIX_EVENT_WANT_TERMINATION replaces the one
+// already there, unless that one carries PMIX_INFO_REQD, which then stays
+// whatever later handlers return or do to the array.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "event/event.hpp"
+#include "event/registry.hpp"
+
+namespace pmixpp::events {
+
+class EventChain : public std::enable_shared_from_this<EventChain> {
+  public:
+    using Post = std::function<void(std::function<void()>)>;
+    using IsRegistered = std::function<bool(std::size_t id)>;
+
+    // Starts the chain now, in the calling thread (the progress thread in the
+    // library): the first handler is called before run() returns. A handler
+    // for which `registered` answers false when its turn comes is skipped
+    // (deregistered meanwhile). `done` runs once the chain ended.
+    static void run(std::vector<std::shared_ptr<const Handler>> handlers,
+                    std::shared_ptr<const Event> event, Post post, IsRegistered registered,
+                    std::function<void()> done = {});
+
+    ~EventChain();
+    EventChain(const EventChain &) = delete;
+    EventChain &operator=(const EventChain &) = delete;
+
+  private:
+    struct Step;
+    EventChain() = default;
+    void call_next();
+    void finish_step(const std::shared_ptr<const Handler> &handler, pmix_status_t status,
+                     std::vector<pmix_info_t> returned);
+    void drop_cleared();
+    void keep_required_termination();
+    void append(const pmix_info_t &info);
+    void erase_termination();
+    static void completion(pmix_status_t status, pmix_info_t *results, size_t nresults,
+                           pmix_op_cbfunc_t cbfunc, void *thiscbdata, void *notification_cbdata);
+
+    std::vector<std::shared_ptr<const Handler>> handlers_;
+    std::shared_ptr<const Event> event_;
+    Post post_;
+    IsRegistered registered_;
+    std::function<void()> done_;
+    std::size_t next_ = 0;
+    std::vector<pmix_info_t> results_;         // owned (deep copies)
+    std::optional<pmix_info_t> required_term_;  // owned copy of a REQD termination entry
+};
+
+}  // namespace pmixpp::events

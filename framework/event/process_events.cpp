@@ -1,0 +1,28 @@
+#include "event/process_events.hpp"
+
+#include "event/chain.hpp"
+#include "runtime/progress.hpp"
+
+namespace pmixpp::events {
+
+ProcessEvents &ProcessEvents::instance() {
+    static auto *events = new ProcessEvents;  // never destroyed: chains may outlive finalize
+    return *events;
+}
+
+void ProcessEvents::deliver(std::shared_ptr<const Event> event, std::optional<std::size_t> target) {
+    std::vector<std::shared_ptr<const Handler>> chain;
+    if (target) {
+        auto h = registry_.find(*target);
+        if (h && registry_.active(*target) && matches(h->spec, *event, self_)) chain.push_back(h);
+    } else {
+        chain = registry_.chain_for(*event, self_);
+    }
+    if (chain.empty()) return;
+    EventChain::run(
+        std::move(chain), std::move(event),
+        [](std::function<void()> task) { runtime::ProgressEngine::instance().post(std::move(task)); },
+        [this](std::size_t id) { return registry_.active(id); });
+}
+
+}  // namespace pmixpp::events

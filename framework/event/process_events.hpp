@@ -1,0 +1,41 @@
+// ProcessEvents: the event handlers of this process (one registry shared by
+// the client and server faces) and the delivery of an event to them
+// (framework/event/README.md).
+//
+// Threads: every member runs on the progress thread.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+
+#include "event/event.hpp"
+#include "event/registry.hpp"
+
+namespace pmixpp::events {
+
+class ProcessEvents {
+  public:
+    static ProcessEvents &instance();
+
+    HandlerRegistry &registry() noexcept { return registry_; }
+
+    // Who this process is, for PMIX_RANGE_PROC_LOCAL filters: set by the
+    // face that initializes (client: its proc; server process: the server's).
+    void set_self(const pmix_proc_t &self) noexcept { self_ = self; }
+    const pmix_proc_t &self() const noexcept { return self_; }
+
+    // Runs the chain of `event` among the active handlers it matches; with a
+    // `target`, only that registration (a cached event replayed to a late
+    // registrant). Nothing happens when no handler matches.
+    void deliver(std::shared_ptr<const Event> event, std::optional<std::size_t> target = {});
+
+  private:
+    ProcessEvents() = default;
+    HandlerRegistry registry_;
+    pmix_proc_t self_{};
+};
+
+}  // namespace pmixpp::events

@@ -1,0 +1,320 @@
+// The server's side of event notification (framework/event/README.md):
+// clients' handler registrations, routing of events from clients and from
+// the host to the local clients in range, the event cache (evcache) and its
+// replay to late registrants, and the host's register_events / notify_event
+// upcalls. Progress thread only.
+#include <algorithm>
+#include <cstring>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "event/process_events.hpp"
+#include "mca/logging.hpp"
+#include "server/server.hpp"
+#include "server/upcalls.hpp"
+#include "wire/protocol.hpp"
+
+namespace pmixpp::server {
+
+using events::Event;
+using wire::BodyReader;
+using wire::BodyWriter;
+using wire::Channel;
+using wire::Frame;
+
+namespace {
+
+auto log() {
+    return mca::framework_logger("server");
+}
+
+bool same_nspace(const pmix_proc_t &a, const pmix_proc_t &b) {
+    return std::strncmp(a.nspace, b.nspace, PMIX_MAX_NSLEN) == 0;
+}
+
+// Whether `proc` is a target of `ev` by the notifier's range.
+bool in_range(const Event &ev, const pmix_proc_t &proc) {
+    switch (ev.range) {
+        case PMIX_RANGE_PROC_LOCAL:
+            return events::same_proc(ev.source, proc);
+        case PMIX_RANGE_NAMESPACE:
+            if (!ev.from_sms()) return same_nspace(ev.source, proc);
+            // From the SMS: the jobs of the affected processes (all if none named).
+            return ev.affected.empty() ||
+                   std::any_of(ev.affected.begin(), ev.affected.end(),
+                               [&](const pmix_proc_t &p) { return same_nspace(p, proc); });
+        case PMIX_RANGE_CUSTOM:
+            return std::any_of(ev.custom_range.begin(), ev.custom_range.end(),
+                               [&](const pmix_proc_t &p) { return events::proc_matches(p, proc); });
+        case PMIX_RANGE_RM:
+            return false;
+        default:  // UNDEF, LOCAL, SESSION, GLOBAL
+            return true;
+    }
+}
+
+// The one job an event is aimed at, or "" (cached as an environment event).
+std::string job_of(const Event &ev) {
+    const std::vector<pmix_proc_t> *targets = nullptr;
+    if (ev.range == PMIX_RANGE_NAMESPACE) {
+        if (!ev.from_sms()) return std::string(ev.source.nspace, strnlen(ev.source.nspace, PMIX_MAX_NSLEN));
+        targets = &ev.affected;
+    } else if (ev.range == PMIX_RANGE_CUSTOM) {
+        targets = &ev.custom_range;
+    }
+    if (targets == nullptr || targets->empty()) return {};
+    const pmix_proc_t &first = targets->front();
+    for (const auto &p : *targets) {
+        if (!same_nspace(p, first)) return {};
+    }
+    return std::string(first.nspace, strnlen(first.nspace, PMIX_MAX_NSLEN));
+}
+
+std::vector<std::uint8_t> event_message(bool targeted, std::uint64_t id,
+                                        std::span<const std::uint8_t> payload) {
+    auto body = BodyWriter().boolean(targeted).u64(id).take();
+    body.insert(body.end(), payload.begin(), payload.end());
+    return body;
+}
+
+bool live(const ClientRecord &c) {
+    return c.state != ClientRecord::State::finalized && c.state != ClientRecord::State::lost;
+}
+
+}  // namespace
+
+void Server::set_event_cache(std::unique_ptr<evcache_base::EventCache> cache) {
+    event_cache_ = std::move(cache);
+}
+
+// ---------------------------------------------------------------------------------------------
+// requests from clients
+
+void Server::handle_register_events(Channel &ch, Frame &frame) {
+    BodyReader r(frame.body);
+    std::uint64_t id = 0;
+    std::uint32_t n = 0;
+    r.u64(id);
+    r.u32(n);
+    std::vector<pmix_status_t> codes;
+    for (std::uint32_t i = 0; i < n && r.ok() && r.remaining() >= 4; ++i) {
+        std::int32_t c = 0;
+        r.i32(c);
+        codes.push_back(c);
+    }
+    wire::InfoArray info;
+    r.infos(info);
+    ClientRecord *client = client_of(ch);
+    if (!r.finished() || client == nullptr || codes.size() != n) {
+        ch.close("malformed register_events request");
+        return;
+    }
+    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    auto spec = events::RegistrationSpec::parse(codes, info.span());
+    if (!spec) {
+        send_reply(reply, status_body(spec.status().code()));
+        return;
+    }
+    const ProcKey key = key_of(client->proc);
+    const bool environment = spec.value().environment_events;
+    event_regs_[key][id] = std::move(spec).value();
+    // Ack, then the matching cached events (seed 000, "PMIx Server Registrations").
+    auto finish = [this, reply, key, id](pmix_status_t) {
+        send_reply(reply, status_body(PMIX_SUCCESS));
+        replay_events(key, id);
+    };
+    std::vector<pmix_status_t> sorted = codes;
+    std::sort(sorted.begin(), sorted.end());
+    if (!environment || host_.register_events == nullptr || host_event_codes_.count(sorted) != 0) {
+        finish(PMIX_SUCCESS);
+        return;
+    }
+    // Environment events reach the library only when the host was asked for them.
+    host_event_codes_.insert(sorted);
+    auto args = std::make_shared<std::pair<std::vector<pmix_status_t>, wire::InfoArray>>(
+        std::move(codes), std::move(info));
+    call_host_op(
+        [this, args](pmix_op_cbfunc_t cb, void *cbdata) {
+            return host_.register_events(args->first.empty() ? nullptr : args->first.data(),
+                                         args->first.size(), args->second.data(),
+                                         args->second.size(), cb, cbdata);
+        },
+        [finish, args](pmix_status_t s) {
+            if (s != PMIX_SUCCESS && s != PMIX_ERR_NOT_SUPPORTED) {
+                log()->warn("server: the host's register_events failed: {}", PMIx_Error_string(s));
+            }
+            finish(s);
+        });
+}
+
+void Server::handle_deregister_events(Channel &ch, Frame &frame) {
+    BodyReader r(frame.body);
+    std::uint64_t id = 0;
+    r.u64(id);
+    ClientRecord *client = client_of(ch);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed deregister_events request");
+        return;
+    }
+    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    auto it = event_regs_.find(key_of(client->proc));
+    const bool found = it != event_regs_.end() && it->second.erase(id) != 0;
+    send_reply(reply, status_body(found ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM));
+}
+
+void Server::handle_notify(Channel &ch, Frame &frame) {
+    BodyReader r(frame.body);
+    auto ev = Event::read(r);
+    ClientRecord *client = client_of(ch);
+    if (!ev || !r.finished() || client == nullptr) {
+        ch.close("malformed notify request");
+        return;
+    }
+    send_reply(PendingReply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}},
+               status_body(PMIX_SUCCESS));
+    route_event(std::make_shared<const Event>(std::move(*ev)), false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// routing
+
+void Server::notify_from_host(std::shared_ptr<const Event> ev) {
+    route_event(std::move(ev), true);
+}
+
+void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
+    const auto payload = ev->encode();
+    const auto message = event_message(false, 0, payload);
+    const std::string job = job_of(*ev);
+    std::vector<pmix_proc_t> awaiting;
+    for (auto &[nspace, rec] : jobs_) {
+        for (auto &[rank, c] : rec.clients) {
+            if (!live(c) || !in_range(*ev, c.proc)) continue;
+            bool sent = false;
+            if (c.state == ClientRecord::State::connected && c.channel) {
+                auto regs = event_regs_.find(key_of(c.proc));
+                const bool wanted =
+                    regs != event_regs_.end() &&
+                    std::any_of(regs->second.begin(), regs->second.end(), [&](const auto &reg) {
+                        return events::matches(reg.second, *ev, c.proc);
+                    });
+                sent = wanted && c.channel->send(static_cast<std::uint16_t>(wire::Command::event),
+                                                 0, 0, message);
+            }
+            if (!sent && nspace == job) awaiting.push_back(c.proc);
+        }
+    }
+    if (event_cache_ && !ev->do_not_cache) {
+        mca::evcache::CachedEvent ce;
+        ce.code = ev->status;
+        ce.source = ev->source;
+        ce.range = ev->range;
+        ce.job = job;
+        ce.awaiting = std::move(awaiting);
+        ce.message.resize(payload.size());
+        std::memcpy(ce.message.data(), payload.data(), payload.size());
+        auto cached = event_cache_->module().cache(std::move(ce));
+        if (!cached) log()->debug("server: event not cached: {}", cached.status().message());
+    }
+
+    // The server process's own handlers: events from its host, and client
+    // events whose range takes in this node's RM side.
+    const bool for_server =
+        from_host || ev->range == PMIX_RANGE_RM || ev->range == PMIX_RANGE_LOCAL ||
+        ev->range == PMIX_RANGE_SESSION || ev->range == PMIX_RANGE_GLOBAL ||
+        ev->range == PMIX_RANGE_UNDEF ||
+        (ev->range == PMIX_RANGE_CUSTOM && in_range(*ev, self_));
+    if (for_server) events::ProcessEvents::instance().deliver(ev);
+
+    if (from_host || host_.notify_event == nullptr) return;  // never echoed to the host
+    bool leaves_node = false;
+    switch (ev->range) {
+        case PMIX_RANGE_SESSION:
+        case PMIX_RANGE_GLOBAL:
+        case PMIX_RANGE_RM:
+            leaves_node = true;
+            break;
+        case PMIX_RANGE_CUSTOM:
+            leaves_node = std::any_of(ev->custom_range.begin(), ev->custom_range.end(),
+                                      [&](const pmix_proc_t &p) {
+                                          if (events::proc_matches(p, self_)) return false;
+                                          const JobRecord *j = find_job(key_of(p).first);
+                                          if (j == nullptr) return true;
+                                          if (p.rank == PMIX_RANK_WILDCARD)
+                                              return j->job_size > j->clients.size();
+                                          return j->clients.count(p.rank) == 0;
+                                      });
+            break;
+        case PMIX_RANGE_NAMESPACE: {
+            const JobRecord *j = find_job(key_of(ev->source).first);
+            leaves_node = j != nullptr && j->job_size > j->clients.size();
+            break;
+        }
+        default:
+            break;
+    }
+    if (!leaves_node) return;
+    call_host_op(
+        [this, ev](pmix_op_cbfunc_t cb, void *cbdata) {
+            const auto info = ev->info_span();
+            return host_.notify_event(ev->status, &ev->source, ev->range,
+                                      info.empty() ? nullptr : const_cast<pmix_info_t *>(info.data()),
+                                      info.size(), cb, cbdata);
+        },
+        [ev](pmix_status_t s) {
+            if (s != PMIX_SUCCESS) {
+                log()->info("server: the host's notify_event for status {} answered {}",
+                            ev->status, PMIx_Error_string(s));
+            }
+        });
+}
+
+// ---------------------------------------------------------------------------------------------
+// the cache
+
+void Server::replay_events(const ProcKey &client, std::uint64_t id) {
+    if (!event_cache_) return;
+    ClientRecord *c = find_client(client);
+    if (c == nullptr || !c->channel) return;
+    auto regs = event_regs_.find(client);
+    if (regs == event_regs_.end()) return;
+    auto reg = regs->second.find(id);
+    if (reg == regs->second.end()) return;
+    const pmix_proc_t proc = c->proc;
+    auto channel = c->channel;
+    event_cache_->module().replay(proc, [&](const mca::evcache::CachedEvent &ce) {
+        auto bytes = std::span<const std::uint8_t>(
+            reinterpret_cast<const std::uint8_t *>(ce.message.data()), ce.message.size());
+        BodyReader r(bytes);
+        auto ev = Event::read(r);
+        if (!ev || !in_range(*ev, proc) || !events::matches(reg->second, *ev, proc)) return false;
+        return channel->send(static_cast<std::uint16_t>(wire::Command::event), 0, 0,
+                             event_message(true, id, bytes));
+    });
+}
+
+void Server::replay_to_self(std::size_t id) {
+    if (!event_cache_) return;
+    auto &events = events::ProcessEvents::instance();
+    auto handler = events.registry().find(id);
+    if (!handler) return;
+    event_cache_->module().replay(self_, [&](const mca::evcache::CachedEvent &ce) {
+        BodyReader r(std::span<const std::uint8_t>(
+            reinterpret_cast<const std::uint8_t *>(ce.message.data()), ce.message.size()));
+        auto ev = Event::read(r);
+        if (!ev || !events::matches(handler->spec, *ev, self_)) return false;
+        events.deliver(std::make_shared<const Event>(std::move(*ev)), id);
+        return true;
+    });
+}
+
+void Server::forget_event_client(const ProcKey &client) {
+    event_regs_.erase(client);
+    if (!event_cache_) return;
+    // Nobody is left there to receive them: job events stop waiting for it.
+    event_cache_->module().replay(proc_of(client), [](const mca::evcache::CachedEvent &ce) {
+        return ce.is_job_event();
+    });
+}
+
+}  // namespace pmixpp::server

@@ -1,0 +1,31 @@
+// pmixrun's side of event notification: the host upcalls (register_events,
+// deregister_events, notify_event) and the events pmixrun raises about the
+// processes it runs (framework/event/README.md, docs/events.md).
+//
+// pmixrun is the only host on its node and there is no other node: an event
+// whose range leaves the node has nowhere further to go, so notify_event
+// accepts it (the library already delivered it to the local clients in
+// range). Environment events: pmixrun has no source of them besides
+// PMIx_Notify_event, so register_events accepts every registration.
+//
+// Threads: the upcalls come on the library's progress thread; the raise_*
+// functions are called from the upcalls or the main loop and only post a
+// non-blocking PMIx_Notify_event.
+#pragma once
+
+#include <pmix_server.h>
+
+#include <string>
+
+namespace pmixrun {
+
+// Sets register_events, deregister_events and notify_event in `module`.
+void install_event_services(pmix_server_module_t &module);
+// PMIX_ERR_PROC_ABORTED to the job of `proc` (PMIx_Abort), affected proc = proc.
+void raise_proc_aborted(const pmix_proc_t &proc, int status, const char *msg);
+// PMIX_EVENT_PROC_TERMINATED to the job (abnormal end): PMIX_EXIT_CODE and
+// PMIX_PROC_TERM_STATUS (PMIX_ERR_PROC_ABORTED_BY_SIG for a signal).
+void raise_proc_terminated(const std::string &nspace, pmix_rank_t rank, int exit_code,
+                           bool by_signal);
+
+}  // namespace pmixrun
