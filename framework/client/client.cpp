@@ -1,4 +1,5 @@
 #include "client/client.hpp"
+#include "client/request_util.hpp"
 
 #include <unistd.h>
 
@@ -559,37 +560,21 @@ void Client::fence_async(std::vector<pmix_proc_t> procs, bool collect, std::uint
         done(has_view() ? PMIX_SUCCESS : PMIX_ERR_INIT);
         return;
     }
-    auto once = std::make_shared<std::function<void(pmix_status_t)>>(std::move(done));
-    auto finish = [once](pmix_status_t s) {
-        if (*once) {
-            auto fn = std::move(*once);
-            *once = nullptr;
-            fn(s);
-        }
-    };
-    std::uint64_t timer = 0;
-    if (timeout_s > 0) {
-        timer = ProgressEngine::instance().after(std::chrono::seconds(timeout_s),
-                                                 [finish] { finish(PMIX_ERR_TIMEOUT); });
-    }
     auto body = BodyWriter()
                     .procs(procs.data(), procs.size())
                     .boolean(collect)
                     .u32(timeout_s)
                     .infos(info ? info->data() : nullptr, info ? info->size() : 0)
                     .take();
-    request(Command::fence, std::move(body), [this, finish, timer](pmix_status_t s, BodyReader &r) {
-        if (timer != 0) ProgressEngine::instance().cancel(timer);
-        if (s == PMIX_SUCCESS) {
-            std::vector<std::uint8_t> stream;
-            if (!r.bytes(stream) || !r.finished()) {
-                finish(PMIX_ERR_UNPACK_FAILURE);
-                return;
-            }
-            store_stream(stream);
-        }
-        finish(s);
-    });
+    // The server enforces the timeout too; bounded_request is the backstop.
+    bounded_request(Command::fence, std::move(body), timeout_s,
+                    [this, done = std::move(done)](pmix_status_t s, BodyReader &r) {
+                        std::vector<std::uint8_t> stream;
+                        if (s == PMIX_SUCCESS && (!r.bytes(stream) || !r.finished()))
+                            s = PMIX_ERR_UNPACK_FAILURE;
+                        if (s == PMIX_SUCCESS) store_stream(stream);
+                        done(s);
+                    });
 }
 
 void Client::get_async(const pmix_proc_t &target, std::string key, GetDirectives d,

@@ -90,6 +90,7 @@ class Client {
     void connect_async(wire::Command command, std::vector<pmix_proc_t> procs,
                        std::uint32_t timeout_s, std::shared_ptr<wire::InfoArray> info,
                        std::function<void(pmix_status_t)> done);
+    pmix_status_t store_connect_reply(wire::BodyReader &reply);
     // Progress thread: send a request; `handler` runs exactly once.
     void request(wire::Command command, std::vector<std::uint8_t> body, ReplyHandler handler);
     // Progress thread: events (events.cpp). Tell the server about handler

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "client/client.hpp"
+#include "client/request_util.hpp"
 #include "mca/logging.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
@@ -48,52 +49,38 @@ void Client::connect_async(Command command, std::vector<pmix_proc_t> procs, std:
         done(has_view() ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_INIT);
         return;
     }
-    auto once = std::make_shared<std::function<void(pmix_status_t)>>(std::move(done));
-    auto finish = [once](pmix_status_t s) {
-        if (*once) {
-            auto fn = std::move(*once);
-            *once = nullptr;
-            fn(s);
-        }
-    };
-    std::uint64_t timer = 0;
-    if (timeout_s > 0) {
-        timer = ProgressEngine::instance().after(std::chrono::seconds(timeout_s),
-                                                 [finish] { finish(PMIX_ERR_TIMEOUT); });
-    }
     auto body = BodyWriter()
                     .procs(procs.data(), procs.size())
                     .u32(timeout_s)
                     .infos(info ? info->data() : nullptr, info ? info->size() : 0)
                     .take();
     const bool connect = command == Command::connect;
-    request(command, std::move(body),
-            [this, finish, timer, connect](pmix_status_t s, BodyReader &r) {
-                if (timer != 0) ProgressEngine::instance().cancel(timer);
-                if (s != PMIX_SUCCESS || !connect) {
-                    finish(s);
-                    return;
-                }
-                std::uint32_t n = 0;
-                std::vector<std::pair<std::string, std::vector<std::uint8_t>>> jobs;
-                r.u32(n);
-                for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
-                    std::string ns;
-                    std::vector<std::uint8_t> blob;
-                    r.str(ns);
-                    r.bytes(blob);
-                    jobs.emplace_back(std::move(ns), std::move(blob));
-                }
-                std::vector<std::uint8_t> stream;
-                r.bytes(stream);
-                if (!r.finished()) {
-                    finish(PMIX_ERR_UNPACK_FAILURE);
-                    return;
-                }
-                for (const auto &[ns, blob] : jobs) store_job_blob(ns, blob);
-                store_stream(stream);
-                finish(PMIX_SUCCESS);
-            });
+    bounded_request(
+        command, std::move(body), timeout_s,
+        [this, connect, done = std::move(done)](pmix_status_t s, BodyReader &r) {
+            done(connect && s == PMIX_SUCCESS ? store_connect_reply(r) : s);
+        });
+}
+
+// The connect reply: the other jobs' info blobs, then the participants'
+// committed data as a modex record stream.
+pmix_status_t Client::store_connect_reply(BodyReader &r) {
+    std::uint32_t n = 0;
+    std::vector<std::pair<std::string, std::vector<std::uint8_t>>> jobs;
+    r.u32(n);
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+        std::string ns;
+        std::vector<std::uint8_t> blob;
+        r.str(ns);
+        r.bytes(blob);
+        jobs.emplace_back(std::move(ns), std::move(blob));
+    }
+    std::vector<std::uint8_t> stream;
+    r.bytes(stream);
+    if (!r.finished()) return PMIX_ERR_UNPACK_FAILURE;
+    for (const auto &[ns, blob] : jobs) store_job_blob(ns, blob);
+    store_stream(stream);
+    return PMIX_SUCCESS;
 }
 
 }  // namespace pmixpp::client

@@ -105,6 +105,8 @@ int main(int argc, char **argv) {
         PMIX_INFO_LOAD(&d[0], PMIX_REGISTER_CLEANUP_DIR, dir, PMIX_STRING);
         PMIX_INFO_LOAD(&d[1], PMIX_CLEANUP_RECURSIVE, NULL, PMIX_BOOL);
         rc = PMIx_Job_control_nb(&me, 1, d, 2, NULL, NULL);
+        PMIX_INFO_DESTRUCT(&d[0]);  /* the library copied what it keeps */
+        PMIX_INFO_DESTRUCT(&d[1]);
         if (rc != PMIX_SUCCESS) {
             fprintf(stderr, "jobctl: cleanup dir registration returned %s\n", PMIx_Error_string(rc));
             return 1;
@@ -112,6 +114,7 @@ int main(int argc, char **argv) {
         pmix_info_t one;
         PMIX_INFO_LOAD(&one, PMIX_REGISTER_CLEANUP, file, PMIX_STRING);
         rc = PMIx_Job_control_nb(&me, 1, &one, 1, NULL, NULL);
+        PMIX_INFO_DESTRUCT(&one);
         if (rc != PMIX_SUCCESS) {
             fprintf(stderr, "jobctl: cleanup file registration returned %s\n", PMIx_Error_string(rc));
             return 1;

@@ -127,6 +127,9 @@ int main(void) {
                "namespace info");
     }
     if (res != NULL) PMIX_INFO_FREE(res, nres);
+    PMIX_INFO_DESTRUCT(&qual1);
+    PMIX_INFO_DESTRUCT(&qual2[0]);
+    PMIX_INFO_DESTRUCT(&qual2[1]);
 
     /* Unknown keys: not found; mixed: partial. */
     pmix_query_t u;

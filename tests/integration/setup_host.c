@@ -139,6 +139,7 @@ int main(void) {
     PMIx_server_finalize();
     CHECK(app_calls == 1, "setup_application's callback ran %d times", app_calls);
     CHECK(local_calls == 1, "setup_local_support's callback ran %d times", local_calls);
+    for (int i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&req[i]);
     free(node_map);
     free(proc_map);
     printf("setup ok\n");
