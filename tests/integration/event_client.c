@@ -226,6 +226,8 @@ static void mode_chain(void) {
         if (PMIx_Register_event_handler(&a, 1, info, 2, fns[i], NULL, NULL) < 0) fail("register", -1);
         PMIX_INFO_DESTRUCT(&info[0]);
         PMIX_INFO_DESTRUCT(&info[1]);
+        PMIX_INFO_DESTRUCT(&info[0]);
+        PMIX_INFO_DESTRUCT(&info[1]);
     }
     notify(CODE_A, PMIX_RANGE_PROC_LOCAL, NULL, 0);
     if (!wait_for(3)) fail("chain did not run", PMIX_ERR_TIMEOUT);
@@ -295,6 +297,8 @@ static void mode_hybrid(void) {
     PMIX_INFO_LOAD(&info[0], PMIX_EVENT_HDLR_NAME, "ownonly", PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_RANGE, &own, PMIX_DATA_RANGE);
     pmix_status_t id = PMIx_Register_event_handler(&a, 1, info, 2, named, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
     if (id < 0) fail("register ownonly", id);
     snprintf(names[id], sizeof names[id], "own");
     fence();
@@ -375,16 +379,22 @@ static void mode_levels(void) {
     PMIX_INFO_LOAD(&info[0], PMIX_EVENT_HDLR_NAME, "joblvl", PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], "pmix.evjob", &t, PMIX_BOOL);
     pmix_status_t id = PMIx_Register_event_handler(&a, 1, info, 2, named, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
     snprintf(names[id], sizeof names[id], "job");
     PMIX_INFO_LOAD(&info[0], PMIX_EVENT_HDLR_NAME, "envlvl", PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], "pmix.evenv", &t, PMIX_BOOL);
     id = PMIx_Register_event_handler(&a, 1, info, 2, named, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
     snprintf(names[id], sizeof names[id], "env");
     pmix_proc_t r1;
     PMIX_LOAD_PROCID(&r1, me.nspace, 1);
     PMIX_INFO_LOAD(&info[0], PMIX_EVENT_HDLR_NAME, "aff", PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_EVENT_AFFECTED_PROC, &r1, PMIX_PROC);
     id = PMIx_Register_event_handler(&a, 1, info, 2, named, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
     snprintf(names[id], sizeof names[id], "aff");
     fence();
     if (me.rank == 0) {
@@ -399,6 +409,7 @@ static void mode_levels(void) {
         pmix_info_t aff;
         PMIX_INFO_LOAD(&aff, PMIX_EVENT_AFFECTED_PROC, &r1, PMIX_PROC);
         notify(CODE_A, PMIX_RANGE_NAMESPACE, &aff, 1);
+        PMIX_INFO_DESTRUCT(&aff);
     } else {
         fence();
     }

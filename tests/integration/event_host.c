@@ -127,6 +127,7 @@ int main(int argc, char **argv) {
     pmix_info_t name;
     PMIX_INFO_LOAD(&name, PMIX_EVENT_HDLR_NAME, "OPAL-PMIX-2X-SERVER-DEFAULT", PMIX_STRING);
     CHECK(PMIx_Register_event_handler(NULL, 0, &name, 1, handler, NULL, NULL) >= 0, "host register");
+    PMIX_INFO_DESTRUCT(&name);
     CHECK(PMIx_Notify_event(E1, NULL, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL) == PMIX_SUCCESS, "E1");
     CHECK(PMIx_Notify_event(E2, NULL, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL) == PMIX_SUCCESS, "E2");
     CHECK(wait_until(&seen[1], 1) && seen[0] == 1, "host handler: own events");
@@ -149,6 +150,8 @@ int main(int argc, char **argv) {
         execl("/proc/self/exe", argv[0], "client", (char *)NULL);
         _exit(127);
     }
+    for (char **e = env; e != NULL && *e != NULL; ++e) free(*e); /* the child has its copy */
+    free(env);
     CHECK(wait_until(&notify_upcalls, 1), "no notify_event upcall for the client's global event");
     CHECK(strcmp(notify_source.nspace, ns) == 0 && notify_source.rank == 0, "upcall source");
     CHECK(register_upcalls >= 1, "no register_events upcall");
