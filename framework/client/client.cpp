@@ -140,7 +140,8 @@ void Client::attach_server_view(std::shared_ptr<gds_base::Datastore> store,
     store_ = std::move(store);
     self_ = self;
     self_hosted_ = true;
-    runtime::ProgressEngine::instance().post([self] { events::ProcessEvents::instance().set_self(self); });
+    runtime::ProgressEngine::instance().post(
+        [self] { events::ProcessEvents::instance().set_self(self); });
 }
 
 void Client::detach_server_view() {

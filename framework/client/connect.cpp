@@ -55,11 +55,10 @@ void Client::connect_async(Command command, std::vector<pmix_proc_t> procs, std:
                     .infos(info ? info->data() : nullptr, info ? info->size() : 0)
                     .take();
     const bool connect = command == Command::connect;
-    bounded_request(
-        command, std::move(body), timeout_s,
-        [this, connect, done = std::move(done)](pmix_status_t s, BodyReader &r) {
-            done(connect && s == PMIX_SUCCESS ? store_connect_reply(r) : s);
-        });
+    bounded_request(command, std::move(body), timeout_s,
+                    [this, connect, done = std::move(done)](pmix_status_t s, BodyReader &r) {
+                        done(connect && s == PMIX_SUCCESS ? store_connect_reply(r) : s);
+                    });
 }
 
 // The connect reply: the other jobs' info blobs, then the participants'

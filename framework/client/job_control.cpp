@@ -41,15 +41,16 @@ pmix_status_t job_control_async(const pmix_proc_t targets[], size_t ntargets,
                     .procs(targets, targets == nullptr ? 0 : ntargets)
                     .infos(directives, ndirs)
                     .take();
-    bool posted = post_request(Command::job_control, std::move(body), timeout_of(directives, ndirs),
-                               [done](pmix_status_t s, BodyReader &r) {
-                                   Answer a{s, std::make_shared<InfoArray>()};
-                                   if (r.remaining() > 0 && (!r.infos(*a.results) || !r.finished())) {
-                                       a.results->reset();
-                                       if (a.status == PMIX_SUCCESS) a.status = PMIX_ERR_UNPACK_FAILURE;
-                                   }
-                                   done(std::move(a));
-                               });
+    bool posted =
+        post_request(Command::job_control, std::move(body), timeout_of(directives, ndirs),
+                     [done](pmix_status_t s, BodyReader &r) {
+                         Answer a{s, std::make_shared<InfoArray>()};
+                         if (r.remaining() > 0 && (!r.infos(*a.results) || !r.finished())) {
+                             a.results->reset();
+                             if (a.status == PMIX_SUCCESS) a.status = PMIX_ERR_UNPACK_FAILURE;
+                         }
+                         done(std::move(a));
+                     });
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
@@ -73,7 +74,8 @@ void hand_out(InfoArray &from, pmix_info_t **out, size_t *nout) {
     auto *arr = static_cast<pmix_info_t *>(std::calloc(from.size(), sizeof(pmix_info_t)));
     if (arr == nullptr) return;
     std::memcpy(arr, from.data(), from.size() * sizeof(pmix_info_t));  // move the payloads
-    for (size_t i = 0; i < from.size(); ++i) std::memset(&from.data()[i].value, 0, sizeof(pmix_value_t));
+    for (size_t i = 0; i < from.size(); ++i)
+        std::memset(&from.data()[i].value, 0, sizeof(pmix_value_t));
     *out = arr;
     *nout = from.size();
 }
@@ -115,8 +117,8 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_
 PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
                                    const pmix_info_t directives[], size_t ndirs) {
     auto done = std::make_shared<Completion<pmix_status_t>>();
-    pmix_status_t rc = log_async(data, ndata, directives, ndirs,
-                                 [done](pmix_status_t s) { done->complete(s); });
+    pmix_status_t rc =
+        log_async(data, ndata, directives, ndirs, [done](pmix_status_t s) { done->complete(s); });
     if (rc != PMIX_SUCCESS) return rc;
     done->wait();
     return done->value();

@@ -82,7 +82,8 @@ pmix_status_t unpublish_async(char **keys, const pmix_info_t info[], size_t ninf
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
-pmix_status_t wait_status(const std::function<pmix_status_t(std::function<void(pmix_status_t)>)> &start) {
+pmix_status_t wait_status(
+    const std::function<pmix_status_t(std::function<void(pmix_status_t)>)> &start) {
     auto done = std::make_shared<Completion<pmix_status_t>>();
     pmix_status_t rc = start([done](pmix_status_t s) { done->complete(s); });
     if (rc != PMIX_SUCCESS) return rc;
@@ -143,7 +144,8 @@ PMIX_EXPORT pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const p
 
 PMIX_EXPORT pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], size_t ninfo,
                                          pmix_lookup_cbfunc_t cbfunc, void *cbdata) {
-    if (cbfunc == nullptr) return request_gate() == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : request_gate();
+    if (cbfunc == nullptr)
+        return request_gate() == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : request_gate();
     return lookup_async(keys, info, ninfo, [cbfunc, cbdata](Found f) {
         // The pdata belong to the library: released when cbfunc returns.
         const size_t n = f.data->size();

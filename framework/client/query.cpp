@@ -157,7 +157,8 @@ pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone don
     bool any_remote = false;
     for (size_t i = 0; i < nqueries; ++i) {
         auto q = std::make_unique<QueryState>();
-        for (char **k = queries[i].keys; k != nullptr && *k != nullptr; ++k) q->keys.emplace_back(*k);
+        for (char **k = queries[i].keys; k != nullptr && *k != nullptr; ++k)
+            q->keys.emplace_back(*k);
         if (q->keys.empty()) return PMIX_ERR_BAD_PARAM;
         q->qualifiers = InfoArray::copy_of(queries[i].qualifiers,
                                            queries[i].qualifiers == nullptr ? 0 : queries[i].nqual);
@@ -177,8 +178,8 @@ pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone don
         job->queries.push_back(std::move(q));
     }
     if (!any_remote) {
-        bool posted = pmixpp::runtime::ProgressEngine::instance().post(
-            [job, done] { finish(job, done); });
+        bool posted =
+            pmixpp::runtime::ProgressEngine::instance().post([job, done] { finish(job, done); });
         return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
     }
     BodyWriter w;
@@ -188,30 +189,31 @@ pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone don
         for (const auto &k : q->remote) w.str(k);
         w.infos(q->qualifiers.data(), q->qualifiers.size());
     }
-    bool posted = post_request(Command::query, w.take(), 0, [job, done](pmix_status_t s, BodyReader &r) {
-        if (s == PMIX_SUCCESS || s == PMIX_ERR_PARTIAL_SUCCESS) {
-            std::uint32_t n = 0;
-            r.u32(n);
-            for (std::uint32_t k = 0; k < n && r.ok(); ++k) {
-                InfoArray got;
-                if (!r.infos(got)) break;
-                if (k >= job->queries.size()) continue;
-                auto &q = *job->queries[k];
-                for (std::size_t j = 0; j < got.size(); ++j) {
-                    q.found.push_back(got.data()[j]);
-                    std::memset(&got.data()[j].value, 0, sizeof(pmix_value_t));  // moved
+    bool posted =
+        post_request(Command::query, w.take(), 0, [job, done](pmix_status_t s, BodyReader &r) {
+            if (s == PMIX_SUCCESS || s == PMIX_ERR_PARTIAL_SUCCESS) {
+                std::uint32_t n = 0;
+                r.u32(n);
+                for (std::uint32_t k = 0; k < n && r.ok(); ++k) {
+                    InfoArray got;
+                    if (!r.infos(got)) break;
+                    if (k >= job->queries.size()) continue;
+                    auto &q = *job->queries[k];
+                    for (std::size_t j = 0; j < got.size(); ++j) {
+                        q.found.push_back(got.data()[j]);
+                        std::memset(&got.data()[j].value, 0, sizeof(pmix_value_t));  // moved
+                    }
                 }
-            }
-            if (!r.finished()) {
-                done(PMIX_ERR_UNPACK_FAILURE, nullptr, 0);
+                if (!r.finished()) {
+                    done(PMIX_ERR_UNPACK_FAILURE, nullptr, 0);
+                    return;
+                }
+            } else if (s != PMIX_ERR_NOT_FOUND && s != PMIX_ERR_NOT_SUPPORTED) {
+                done(s, nullptr, 0);
                 return;
             }
-        } else if (s != PMIX_ERR_NOT_FOUND && s != PMIX_ERR_NOT_SUPPORTED) {
-            done(s, nullptr, 0);
-            return;
-        }
-        finish(job, done);
-    });
+            finish(job, done);
+        });
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
@@ -268,8 +270,8 @@ std::optional<std::vector<std::pair<std::string, std::vector<pmix_rank_t>>>> job
         if (nodes && ranks && nodes->size() == ranks->size()) {
             std::vector<std::pair<std::string, std::vector<pmix_rank_t>>> out;
             for (std::size_t i = 0; i < nodes->size(); ++i) {
-                out.emplace_back((*nodes)[i], std::vector<pmix_rank_t>((*ranks)[i].begin(),
-                                                                       (*ranks)[i].end()));
+                out.emplace_back((*nodes)[i],
+                                 std::vector<pmix_rank_t>((*ranks)[i].begin(), (*ranks)[i].end()));
             }
             return out;
         }
@@ -286,7 +288,8 @@ std::optional<std::vector<std::pair<std::string, std::vector<pmix_rank_t>>>> job
         p.rank = r;
         auto host = get_string(p, PMIX_HOSTNAME);
         if (!host) continue;
-        auto it = std::find_if(out.begin(), out.end(), [&](const auto &e) { return e.first == *host; });
+        auto it =
+            std::find_if(out.begin(), out.end(), [&](const auto &e) { return e.first == *host; });
         if (it == out.end()) {
             out.emplace_back(*host, std::vector<pmix_rank_t>{});
             it = std::prev(out.end());
@@ -308,7 +311,8 @@ extern "C" {
 
 PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
                                              pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    if (cbfunc == nullptr) return request_gate() == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : request_gate();
+    if (cbfunc == nullptr)
+        return request_gate() == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : request_gate();
     return query_async(queries, nqueries,
                        [cbfunc, cbdata](pmix_status_t s, pmix_info_t *info, std::size_t n) {
                            // Ours until the caller calls the release function.
@@ -329,10 +333,10 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nquerie
         std::size_t n = 0;
     };
     auto done = std::make_shared<Completion<Out>>();
-    pmix_status_t rc = query_async(queries, nqueries,
-                                   [done](pmix_status_t s, pmix_info_t *info, std::size_t n) {
-                                       done->complete(Out{s, info, n});
-                                   });
+    pmix_status_t rc =
+        query_async(queries, nqueries, [done](pmix_status_t s, pmix_info_t *info, std::size_t n) {
+            done->complete(Out{s, info, n});
+        });
     if (rc != PMIX_SUCCESS) return rc;
     done->wait();
     const Out &o = done->value();

@@ -50,8 +50,8 @@ inline void bounded_request(wire::Command command, std::vector<std::uint8_t> bod
     std::uint64_t timer = 0;
     if (timeout_s > 0) {
         // One second of slack so that the host's own timeout answers first.
-        timer = runtime::ProgressEngine::instance().after(
-            std::chrono::seconds(timeout_s + 1), [once] {
+        timer =
+            runtime::ProgressEngine::instance().after(std::chrono::seconds(timeout_s + 1), [once] {
                 if (!*once) return;
                 auto fn = std::move(*once);
                 *once = nullptr;
@@ -61,7 +61,8 @@ inline void bounded_request(wire::Command command, std::vector<std::uint8_t> bod
     }
     Client::instance().request(command, std::move(body),
                                [once, timer](pmix_status_t s, wire::BodyReader &r) {
-                                   if (timer != 0) runtime::ProgressEngine::instance().cancel(timer);
+                                   if (timer != 0)
+                                       runtime::ProgressEngine::instance().cancel(timer);
                                    if (!*once) return;
                                    auto fn = std::move(*once);
                                    *once = nullptr;

@@ -80,21 +80,23 @@ void EventChain::completion(pmix_status_t status, pmix_info_t *results, size_t n
     if (step == nullptr || step->completed.exchange(true)) return;
     // Copied now: the handler may release its array as soon as cbfunc runs.
     std::vector<pmix_info_t> returned;
-    for (size_t i = 0; results != nullptr && i < nresults; ++i) returned.push_back(copy_info(results[i]));
+    for (size_t i = 0; results != nullptr && i < nresults; ++i)
+        returned.push_back(copy_info(results[i]));
     auto chain = std::move(step->chain);
     auto handler = std::move(step->handler);
     delete step;
-    chain->post_([chain, handler, status, returned = std::move(returned), cbfunc, thiscbdata]() mutable {
-        chain->finish_step(handler, status, std::move(returned));
-        if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, thiscbdata);
-        if (status != PMIX_EVENT_ACTION_COMPLETE) {
-            chain->call_next();
-        } else if (chain->done_) {
-            auto done = std::move(chain->done_);
-            chain->done_ = nullptr;
-            done();
-        }
-    });
+    chain->post_(
+        [chain, handler, status, returned = std::move(returned), cbfunc, thiscbdata]() mutable {
+            chain->finish_step(handler, status, std::move(returned));
+            if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, thiscbdata);
+            if (status != PMIX_EVENT_ACTION_COMPLETE) {
+                chain->call_next();
+            } else if (chain->done_) {
+                auto done = std::move(chain->done_);
+                chain->done_ = nullptr;
+                done();
+            }
+        });
 }
 
 void EventChain::drop_cleared() {

@@ -65,7 +65,7 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
     IsRegistered registered_;
     std::function<void()> done_;
     std::size_t next_ = 0;
-    std::vector<pmix_info_t> results_;         // owned (deep copies)
+    std::vector<pmix_info_t> results_;          // owned (deep copies)
     std::optional<pmix_info_t> required_term_;  // owned copy of a REQD termination entry
 };
 

@@ -73,8 +73,7 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], size_t ncodes,
                                                       pmix_info_t info[], size_t ninfo,
                                                       pmix_notification_fn_t evhdlr,
-                                                      pmix_hdlr_reg_cbfunc_t cbfunc,
-                                                      void *cbdata) {
+                                                      pmix_hdlr_reg_cbfunc_t cbfunc, void *cbdata) {
     if (!pmixpp::runtime::any_face_initialized()) return PMIX_ERR_INIT;
     if (evhdlr == nullptr || (codes == nullptr && ncodes > 0)) return PMIX_ERR_BAD_PARAM;
     auto spec = RegistrationSpec::parse({codes, codes == nullptr ? 0 : ncodes},
@@ -86,15 +85,15 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
     if (cbfunc != nullptr) {
         const bool posted = ProgressEngine::instance().post(
             [s = std::move(spec).value(), evhdlr, cbfunc, cbdata]() mutable {
-                register_handler(std::move(s), evhdlr, [cbfunc, cbdata](pmix_status_t st, std::size_t id) {
-                    cbfunc(st, id, cbdata);
-                });
+                register_handler(
+                    std::move(s), evhdlr,
+                    [cbfunc, cbdata](pmix_status_t st, std::size_t id) { cbfunc(st, id, cbdata); });
             });
         return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
     }
     auto done = std::make_shared<Completion<std::pair<pmix_status_t, std::size_t>>>();
-    const bool posted = ProgressEngine::instance().post(
-        [s = std::move(spec).value(), evhdlr, done]() mutable {
+    const bool posted =
+        ProgressEngine::instance().post([s = std::move(spec).value(), evhdlr, done]() mutable {
             register_handler(std::move(s), evhdlr, [done](pmix_status_t st, std::size_t id) {
                 done->complete({st, id});
             });

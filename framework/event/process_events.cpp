@@ -21,7 +21,9 @@ void ProcessEvents::deliver(std::shared_ptr<const Event> event, std::optional<st
     if (chain.empty()) return;
     EventChain::run(
         std::move(chain), std::move(event),
-        [](std::function<void()> task) { runtime::ProgressEngine::instance().post(std::move(task)); },
+        [](std::function<void()> task) {
+            runtime::ProgressEngine::instance().post(std::move(task));
+        },
         [this](std::size_t id) { return registry_.active(id); });
 }
 

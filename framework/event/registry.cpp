@@ -110,13 +110,15 @@ mca::Result<RegistrationSpec> RegistrationSpec::parse(std::span<const pmix_statu
         } else if (PMIX_CHECK_KEY(&i, PMIX_EVENT_HDLR_BEFORE) ||
                    PMIX_CHECK_KEY(&i, PMIX_EVENT_HDLR_AFTER)) {
             auto s = string_of(i);
-            if (!s) return mca::Status(PMIX_ERR_BAD_PARAM, fmt::format("{} is not a string", i.key));
+            if (!s)
+                return mca::Status(PMIX_ERR_BAD_PARAM, fmt::format("{} is not a string", i.key));
             placements.push_back(PMIX_CHECK_KEY(&i, PMIX_EVENT_HDLR_BEFORE) ? Placement::before
-                                                                          : Placement::after);
+                                                                            : Placement::after);
             spec.relative_to = *s;
         } else if (PMIX_CHECK_KEY(&i, PMIX_RANGE)) {
             spec.source_range = range_of(i.value);
-            if (!spec.source_range) return mca::Status(PMIX_ERR_BAD_PARAM, "PMIX_RANGE is not a range");
+            if (!spec.source_range)
+                return mca::Status(PMIX_ERR_BAD_PARAM, "PMIX_RANGE is not a range");
         } else if (PMIX_CHECK_KEY(&i, PMIX_EVENT_CUSTOM_RANGE)) {
             spec.source_procs = procs_of(i.value);
             if (!spec.source_range) spec.source_range = PMIX_RANGE_CUSTOM;
@@ -205,32 +207,30 @@ mca::Status HandlerRegistry::place(std::size_t id, const RegistrationSpec &spec)
     switch (spec.placement) {
         case Placement::first:
             if (first_) {
-                return registration_error(fmt::format(
-                    "handler {} is already registered FIRST", handlers_.at(*first_).handler->result_key));
+                return registration_error(fmt::format("handler {} is already registered FIRST",
+                                                      handlers_.at(*first_).handler->result_key));
             }
             first_ = id;
             return mca::Status::success();
         case Placement::last:
             if (last_) {
-                return registration_error(fmt::format(
-                    "handler {} is already registered LAST", handlers_.at(*last_).handler->result_key));
+                return registration_error(fmt::format("handler {} is already registered LAST",
+                                                      handlers_.at(*last_).handler->result_key));
             }
             last_ = id;
             return mca::Status::success();
         case Placement::first_in_category:
             if (first_in_category_[c]) {
-                return registration_error(
-                    fmt::format("the {} category already has a FIRST_IN_CATEGORY handler",
-                                category_name(cat)));
+                return registration_error(fmt::format(
+                    "the {} category already has a FIRST_IN_CATEGORY handler", category_name(cat)));
             }
             first_in_category_[c] = id;
             list.insert(list.begin(), id);
             return mca::Status::success();
         case Placement::last_in_category:
             if (last_in_category_[c]) {
-                return registration_error(
-                    fmt::format("the {} category already has a LAST_IN_CATEGORY handler",
-                                category_name(cat)));
+                return registration_error(fmt::format(
+                    "the {} category already has a LAST_IN_CATEGORY handler", category_name(cat)));
             }
             last_in_category_[c] = id;
             list.push_back(id);
@@ -247,23 +247,26 @@ mca::Status HandlerRegistry::place(std::size_t id, const RegistrationSpec &spec)
             const char *what = before ? "BEFORE" : "AFTER";
             auto target = find_by_name(spec.relative_to);
             if (!target) {
-                return registration_error(fmt::format("{} names handler '{}', which is not registered",
-                                                      what, spec.relative_to));
+                return registration_error(fmt::format(
+                    "{} names handler '{}', which is not registered", what, spec.relative_to));
             }
             if (before && (target == first_ || target == first_in_category_[c])) {
-                return registration_error(fmt::format(
-                    "no handler may be registered before '{}' (it is declared first)", spec.relative_to));
+                return registration_error(
+                    fmt::format("no handler may be registered before '{}' (it is declared first)",
+                                spec.relative_to));
             }
             if (!before && (target == last_ || target == last_in_category_[c])) {
-                return registration_error(fmt::format(
-                    "no handler may be registered after '{}' (it is declared last)", spec.relative_to));
+                return registration_error(
+                    fmt::format("no handler may be registered after '{}' (it is declared last)",
+                                spec.relative_to));
             }
             auto pos = std::find(list.begin(), list.end(), *target);
             if (pos == list.end()) {
                 return registration_error(fmt::format(
                     "{} names handler '{}' of the {} category; this handler is in the {} category",
                     what, spec.relative_to,
-                    category_name(handlers_.at(*target).handler->spec.category()), category_name(cat)));
+                    category_name(handlers_.at(*target).handler->spec.category()),
+                    category_name(cat)));
             }
             list.insert(before ? pos : pos + 1, id);
             return mca::Status::success();

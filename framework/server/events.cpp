@@ -57,7 +57,8 @@ bool in_range(const Event &ev, const pmix_proc_t &proc) {
 std::string job_of(const Event &ev) {
     const std::vector<pmix_proc_t> *targets = nullptr;
     if (ev.range == PMIX_RANGE_NAMESPACE) {
-        if (!ev.from_sms()) return std::string(ev.source.nspace, strnlen(ev.source.nspace, PMIX_MAX_NSLEN));
+        if (!ev.from_sms())
+            return std::string(ev.source.nspace, strnlen(ev.source.nspace, PMIX_MAX_NSLEN));
         targets = &ev.affected;
     } else if (ev.range == PMIX_RANGE_CUSTOM) {
         targets = &ev.custom_range;
@@ -219,11 +220,10 @@ void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
 
     // The server process's own handlers: events from its host, and client
     // events whose range takes in this node's RM side.
-    const bool for_server =
-        from_host || ev->range == PMIX_RANGE_RM || ev->range == PMIX_RANGE_LOCAL ||
-        ev->range == PMIX_RANGE_SESSION || ev->range == PMIX_RANGE_GLOBAL ||
-        ev->range == PMIX_RANGE_UNDEF ||
-        (ev->range == PMIX_RANGE_CUSTOM && in_range(*ev, self_));
+    const bool for_server = from_host || ev->range == PMIX_RANGE_RM ||
+                            ev->range == PMIX_RANGE_LOCAL || ev->range == PMIX_RANGE_SESSION ||
+                            ev->range == PMIX_RANGE_GLOBAL || ev->range == PMIX_RANGE_UNDEF ||
+                            (ev->range == PMIX_RANGE_CUSTOM && in_range(*ev, self_));
     if (for_server) events::ProcessEvents::instance().deliver(ev);
 
     if (from_host || host_.notify_event == nullptr) return;  // never echoed to the host
@@ -257,14 +257,15 @@ void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
     call_host_op(
         [this, ev](pmix_op_cbfunc_t cb, void *cbdata) {
             const auto info = ev->info_span();
-            return host_.notify_event(ev->status, &ev->source, ev->range,
-                                      info.empty() ? nullptr : const_cast<pmix_info_t *>(info.data()),
-                                      info.size(), cb, cbdata);
+            return host_.notify_event(
+                ev->status, &ev->source, ev->range,
+                info.empty() ? nullptr : const_cast<pmix_info_t *>(info.data()), info.size(), cb,
+                cbdata);
         },
         [ev](pmix_status_t s) {
             if (s != PMIX_SUCCESS) {
-                log()->info("server: the host's notify_event for status {} answered {}",
-                            ev->status, PMIx_Error_string(s));
+                log()->info("server: the host's notify_event for status {} answered {}", ev->status,
+                            PMIx_Error_string(s));
             }
         });
 }
@@ -312,9 +313,8 @@ void Server::forget_event_client(const ProcKey &client) {
     event_regs_.erase(client);
     if (!event_cache_) return;
     // Nobody is left there to receive them: job events stop waiting for it.
-    event_cache_->module().replay(proc_of(client), [](const mca::evcache::CachedEvent &ce) {
-        return ce.is_job_event();
-    });
+    event_cache_->module().replay(
+        proc_of(client), [](const mca::evcache::CachedEvent &ce) { return ce.is_job_event(); });
 }
 
 }  // namespace pmixpp::server

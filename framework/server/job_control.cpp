@@ -38,8 +38,8 @@ auto log() {
 }
 
 constexpr std::initializer_list<const char *> kCleanupKeys = {
-    PMIX_REGISTER_CLEANUP,     PMIX_REGISTER_CLEANUP_DIR, PMIX_CLEANUP_RECURSIVE,
-    PMIX_CLEANUP_EMPTY,        PMIX_CLEANUP_IGNORE,       PMIX_CLEANUP_LEAVE_TOPDIR};
+    PMIX_REGISTER_CLEANUP, PMIX_REGISTER_CLEANUP_DIR, PMIX_CLEANUP_RECURSIVE,
+    PMIX_CLEANUP_EMPTY,    PMIX_CLEANUP_IGNORE,       PMIX_CLEANUP_LEAVE_TOPDIR};
 
 bool is_cleanup_key(const pmix_info_t &i) {
     return std::any_of(kCleanupKeys.begin(), kCleanupKeys.end(),
@@ -144,7 +144,8 @@ void Server::handle_job_control(Channel &ch, Frame &frame) {
     for (const auto &d : directives.span()) {
         if (!is_cleanup_key(d)) {
             // Our own identity keys are replaced below, never forwarded as given.
-            if (!PMIX_CHECK_KEY(&d, PMIX_USERID) && !PMIX_CHECK_KEY(&d, PMIX_GRPID)) has_other = true;
+            if (!PMIX_CHECK_KEY(&d, PMIX_USERID) && !PMIX_CHECK_KEY(&d, PMIX_GRPID))
+                has_other = true;
             continue;
         }
         has_cleanup = true;

@@ -104,7 +104,8 @@ void Server::handle_lookup(Channel &ch, Frame &frame) {
             } else if (s == PMIX_SUCCESS) {
                 for (const auto &k : list->keys()) {
                     bool found = false;
-                    for (const auto &i : res.data.span()) found = found || PMIX_CHECK_KEY(&i, k.c_str());
+                    for (const auto &i : res.data.span())
+                        found = found || PMIX_CHECK_KEY(&i, k.c_str());
                     if (!found) s = PMIX_ERR_PARTIAL_SUCCESS;
                 }
             }
@@ -142,8 +143,8 @@ void Server::handle_unpublish(Channel &ch, Frame &frame) {
     const pmix_proc_t proc = client->proc;
     call_host_op(
         [this, proc, args, list](pmix_op_cbfunc_t cb, void *cbdata) {
-            return host_.unpublish(&proc, list ? list->argv() : nullptr, args->data(),
-                                   args->size(), cb, cbdata);
+            return host_.unpublish(&proc, list ? list->argv() : nullptr, args->data(), args->size(),
+                                   cb, cbdata);
         },
         [reply, args, list](pmix_status_t s) { send_reply(reply, status_body(s)); });
 }

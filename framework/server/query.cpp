@@ -38,9 +38,9 @@ using wire::Frame;
 namespace {
 
 constexpr const char *kLibraryKeys[] = {
-    PMIX_QUERY_NAMESPACES,       PMIX_QUERY_NAMESPACE_INFO, PMIX_JOB_SIZE,
-    PMIX_QUERY_PROC_TABLE,       PMIX_QUERY_LOCAL_PROC_TABLE, PMIX_QUERY_NUM_PSETS,
-    PMIX_QUERY_PSET_NAMES,       PMIX_QUERY_SUPPORTED_KEYS};
+    PMIX_QUERY_NAMESPACES, PMIX_QUERY_NAMESPACE_INFO,   PMIX_JOB_SIZE,
+    PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE, PMIX_QUERY_NUM_PSETS,
+    PMIX_QUERY_PSET_NAMES, PMIX_QUERY_SUPPORTED_KEYS};
 
 struct Query {
     std::vector<std::string> keys;
@@ -145,9 +145,9 @@ void Server::handle_query(Channel &ch, Frame &frame) {
         }
     }
     auto finish = [reply, queries, asked](std::size_t found_total) {
-        const pmix_status_t s = found_total == 0       ? PMIX_ERR_NOT_FOUND
+        const pmix_status_t s = found_total == 0      ? PMIX_ERR_NOT_FOUND
                                 : found_total < asked ? PMIX_ERR_PARTIAL_SUCCESS
-                                                       : PMIX_SUCCESS;
+                                                      : PMIX_SUCCESS;
         if (s == PMIX_ERR_NOT_FOUND) {
             send_reply(reply, status_body(s));
             return;
@@ -260,8 +260,9 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
         std::vector<const JobRecord *> jobs;
         for (const auto &[ns, job] : jobs_) {
             if (!job.registered) continue;
-            if (want != nullptr && (want->value.type != PMIX_STRING ||
-                                    want->value.data.string == nullptr || ns != want->value.data.string))
+            if (want != nullptr &&
+                (want->value.type != PMIX_STRING || want->value.data.string == nullptr ||
+                 ns != want->value.data.string))
                 continue;
             jobs.push_back(&job);
         }
@@ -279,8 +280,7 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
                         inner.push_back(make_info(PMIX_CMD_LINE, v.data.string, PMIX_STRING));
                 });
             });
-            auto *arr =
-                static_cast<pmix_info_t *>(std::calloc(inner.size(), sizeof(pmix_info_t)));
+            auto *arr = static_cast<pmix_info_t *>(std::calloc(inner.size(), sizeof(pmix_info_t)));
             std::memcpy(arr, inner.data(), inner.size() * sizeof(pmix_info_t));
             outer[j] = make_array_info(PMIX_QUERY_NAMESPACE_INFO, PMIX_INFO, arr, inner.size());
         }
@@ -307,8 +307,8 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
                 for (const auto &[rank, c] : job->clients) ranks.push_back(rank);
             }
         }
-        auto *table =
-            static_cast<pmix_proc_info_t *>(std::calloc(ranks.size() + 1, sizeof(pmix_proc_info_t)));
+        auto *table = static_cast<pmix_proc_info_t *>(
+            std::calloc(ranks.size() + 1, sizeof(pmix_proc_info_t)));
         for (std::size_t j = 0; j < ranks.size(); ++j) {
             pmix_proc_info_t &pi = table[j];
             pi.proc = proc_of({ns, ranks[j]});

@@ -152,15 +152,15 @@ class Server {
     void handle_commit(wire::Channel &ch, wire::Frame &frame);
     void handle_fence(wire::Channel &ch, wire::Frame &frame);
     void handle_get(wire::Channel &ch, wire::Frame &frame);
-    void handle_spawn(wire::Channel &ch, wire::Frame &frame);       // spawn.cpp
-    void handle_connect(wire::Channel &ch, wire::Frame &frame);     // connect.cpp
-    void handle_disconnect(wire::Channel &ch, wire::Frame &frame);  // connect.cpp
-    void handle_publish(wire::Channel &ch, wire::Frame &frame);      // publish.cpp
-    void handle_lookup(wire::Channel &ch, wire::Frame &frame);       // publish.cpp
-    void handle_unpublish(wire::Channel &ch, wire::Frame &frame);    // publish.cpp
-    void handle_query(wire::Channel &ch, wire::Frame &frame);        // query.cpp
-    void handle_job_control(wire::Channel &ch, wire::Frame &frame);  // job_control.cpp
-    void handle_log(wire::Channel &ch, wire::Frame &frame);          // job_control.cpp
+    void handle_spawn(wire::Channel &ch, wire::Frame &frame);              // spawn.cpp
+    void handle_connect(wire::Channel &ch, wire::Frame &frame);            // connect.cpp
+    void handle_disconnect(wire::Channel &ch, wire::Frame &frame);         // connect.cpp
+    void handle_publish(wire::Channel &ch, wire::Frame &frame);            // publish.cpp
+    void handle_lookup(wire::Channel &ch, wire::Frame &frame);             // publish.cpp
+    void handle_unpublish(wire::Channel &ch, wire::Frame &frame);          // publish.cpp
+    void handle_query(wire::Channel &ch, wire::Frame &frame);              // query.cpp
+    void handle_job_control(wire::Channel &ch, wire::Frame &frame);        // job_control.cpp
+    void handle_log(wire::Channel &ch, wire::Frame &frame);                // job_control.cpp
     void handle_register_events(wire::Channel &ch, wire::Frame &frame);    // events.cpp
     void handle_deregister_events(wire::Channel &ch, wire::Frame &frame);  // events.cpp
     void handle_notify(wire::Channel &ch, wire::Frame &frame);             // events.cpp

@@ -73,7 +73,8 @@ std::optional<std::size_t> cache_size_of(std::span<const pmix_info_t> info) {
             case PMIX_SIZE:
                 return i.value.data.size;
             case PMIX_INT:
-                if (i.value.data.integer >= 0) return static_cast<std::size_t>(i.value.data.integer);
+                if (i.value.data.integer >= 0)
+                    return static_cast<std::size_t>(i.value.data.integer);
                 break;
             default:
                 break;

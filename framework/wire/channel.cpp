@@ -30,8 +30,8 @@ bool Channel::send(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
     if (bev_ == nullptr || closing_after_flush_) return false;
     std::vector<std::uint8_t> bytes;
     std::string reason;
-    const auto placement = connection_->peer_credentials() ? PeerPlacement::local
-                                                            : PeerPlacement::maybe_remote;
+    const auto placement =
+        connection_->peer_credentials() ? PeerPlacement::local : PeerPlacement::maybe_remote;
     if (!build_frame(command, tag, flags, body, FrameLimits::process_wide(), bytes, reason,
                      placement)) {
         return false;

@@ -111,7 +111,8 @@ static void expect_trace(const char *want) {
     int ok = strcmp(trace, want) == 0;
     pthread_mutex_unlock(&lock);
     if (!ok) {
-        printf("%s FAILED: rank %u: handlers ran as '%s', expected '%s'\n", mode, me.rank, trace, want);
+        printf("%s FAILED: rank %u: handlers ran as '%s', expected '%s'\n", mode, me.rank, trace,
+               want);
         fflush(stdout);
         exit(1);
     }
@@ -121,10 +122,10 @@ static void expect_trace(const char *want) {
 static void mode_order(void) {
     pmix_status_t a = CODE_A, ab[2] = {CODE_A, CODE_B};
     if (reg(NULL, 0, "dflt1", NULL, NULL) < 0) fail("reg dflt1", -1);
-    if (reg(NULL, 0, "dflt2", NULL, NULL) < 0) fail("reg dflt2", -1);                 /* prepends */
+    if (reg(NULL, 0, "dflt2", NULL, NULL) < 0) fail("reg dflt2", -1); /* prepends */
     if (reg(ab, 2, "multi1", NULL, NULL) < 0) fail("reg multi1", -1);
     if (reg(&a, 1, "single1", NULL, NULL) < 0) fail("reg single1", -1);
-    if (reg(&a, 1, "single2", NULL, NULL) < 0) fail("reg single2", -1);               /* prepends */
+    if (reg(&a, 1, "single2", NULL, NULL) < 0) fail("reg single2", -1); /* prepends */
     if (reg(&a, 1, "single3", PMIX_EVENT_HDLR_APPEND, NULL) < 0) fail("reg single3", -1);
     if (reg(NULL, 0, "last", PMIX_EVENT_HDLR_LAST, NULL) < 0) fail("reg last", -1);
     if (reg(ab, 2, "first", PMIX_EVENT_HDLR_FIRST, NULL) < 0) fail("reg first", -1);
@@ -148,15 +149,21 @@ static void mode_errors(void) {
     if (reg(NULL, 0, "l1", PMIX_EVENT_HDLR_LAST, NULL) < 0) fail("LAST refused", -1);
     if (reg(&a, 1, "x2", PMIX_EVENT_HDLR_LAST, NULL) >= 0) fail("second LAST accepted", 0);
     if (reg(&a, 1, "x3", PMIX_EVENT_HDLR_BEFORE, "nobody") >= 0) fail("BEFORE unknown accepted", 0);
-    if (reg(ab, 2, "x4", PMIX_EVENT_HDLR_AFTER, "h1") >= 0) fail("AFTER other category accepted", 0);
+    if (reg(ab, 2, "x4", PMIX_EVENT_HDLR_AFTER, "h1") >= 0)
+        fail("AFTER other category accepted", 0);
     if (reg(&a, 1, "x5", PMIX_EVENT_HDLR_BEFORE, "h2") >= 0) fail("BEFORE the FIRST accepted", 0);
     if (reg(&a, 1, "x6", PMIX_EVENT_HDLR_AFTER, "l1") >= 0) fail("AFTER the LAST accepted", 0);
-    if (reg(&a, 1, "f1", PMIX_EVENT_HDLR_FIRST_IN_CATEGORY, NULL) < 0) fail("FIRST_IN_CATEGORY", -1);
-    if (reg(&b, 1, "x7", PMIX_EVENT_HDLR_FIRST_IN_CATEGORY, NULL) >= 0) fail("second FIRST_IN_CATEGORY", 0);
+    if (reg(&a, 1, "f1", PMIX_EVENT_HDLR_FIRST_IN_CATEGORY, NULL) < 0)
+        fail("FIRST_IN_CATEGORY", -1);
+    if (reg(&b, 1, "x7", PMIX_EVENT_HDLR_FIRST_IN_CATEGORY, NULL) >= 0)
+        fail("second FIRST_IN_CATEGORY", 0);
     /* Deregistering the FIRST re-opens the position (standard). */
-    if (PMIx_Deregister_event_handler((size_t)id2, NULL, NULL) != PMIX_SUCCESS) fail("deregister", -1);
-    if (reg(&a, 1, "x8", PMIX_EVENT_HDLR_FIRST, NULL) < 0) fail("FIRST after its deregistration", -1);
-    if (PMIx_Deregister_event_handler(9999, NULL, NULL) != PMIX_ERR_BAD_PARAM) fail("deregister unknown", -1);
+    if (PMIx_Deregister_event_handler((size_t)id2, NULL, NULL) != PMIX_SUCCESS)
+        fail("deregister", -1);
+    if (reg(&a, 1, "x8", PMIX_EVENT_HDLR_FIRST, NULL) < 0)
+        fail("FIRST after its deregistration", -1);
+    if (PMIx_Deregister_event_handler(9999, NULL, NULL) != PMIX_ERR_BAD_PARAM)
+        fail("deregister unknown", -1);
     printf("errors ok: rank %u\n", me.rank);
 }
 
@@ -180,7 +187,8 @@ static void chain2(size_t id, pmix_status_t status, const pmix_proc_t *source, p
                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
     (void)id, (void)status, (void)source, (void)info, (void)ninfo;
     /* c1's status entry, its note, its required WANT_TERMINATION */
-    if (nresults == 3 && PMIX_CHECK_KEY(&results[0], "c1") && results[0].value.type == PMIX_STATUS &&
+    if (nresults == 3 && PMIX_CHECK_KEY(&results[0], "c1") &&
+        results[0].value.type == PMIX_STATUS &&
         results[0].value.data.status == PMIX_EVENT_PARTIAL_ACTION_TAKEN &&
         PMIX_CHECK_KEY(&results[1], "test.note") &&
         PMIX_CHECK_KEY(&results[2], PMIX_EVENT_WANT_TERMINATION)) {
@@ -223,7 +231,8 @@ static void mode_chain(void) {
         bool t = true;
         PMIX_INFO_LOAD(&info[0], PMIX_EVENT_HDLR_NAME, hn[i], PMIX_STRING);
         PMIX_INFO_LOAD(&info[1], PMIX_EVENT_HDLR_APPEND, &t, PMIX_BOOL);
-        if (PMIx_Register_event_handler(&a, 1, info, 2, fns[i], NULL, NULL) < 0) fail("register", -1);
+        if (PMIx_Register_event_handler(&a, 1, info, 2, fns[i], NULL, NULL) < 0)
+            fail("register", -1);
         PMIX_INFO_DESTRUCT(&info[0]);
         PMIX_INFO_DESTRUCT(&info[1]);
         PMIX_INFO_DESTRUCT(&info[0]);
@@ -326,7 +335,11 @@ static void late_handler(size_t id, pmix_status_t status, const pmix_proc_t *sou
                          pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
                          pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
     (void)id, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
-    record(!reg_done ? "EARLY" : status == CODE_A ? "A" : status == CODE_B ? "B" : status == CODE_C ? "C" : "?");
+    record(!reg_done          ? "EARLY"
+           : status == CODE_A ? "A"
+           : status == CODE_B ? "B"
+           : status == CODE_C ? "C"
+                              : "?");
     cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
 }
 static void on_reg(pmix_status_t status, size_t id, void *cbdata) {
@@ -343,7 +356,8 @@ static void mode_late(int expect_all) {
     }
     fence();
     if (me.rank == 1) {
-        if (PMIx_Register_event_handler(NULL, 0, NULL, 0, late_handler, on_reg, NULL) != PMIX_SUCCESS)
+        if (PMIx_Register_event_handler(NULL, 0, NULL, 0, late_handler, on_reg, NULL) !=
+            PMIX_SUCCESS)
             fail("register", -1);
         if (!wait_for(expect_all ? 3 : 2)) fail("replayed events missing", PMIX_ERR_TIMEOUT);
         sleep(1);
@@ -363,7 +377,8 @@ static void mode_jobevent(void) {
     fence();
     if (me.rank != 0) {
         pmix_status_t j = CODE_J;
-        if (PMIx_Register_event_handler(&j, 1, NULL, 0, ranged, NULL, NULL) < 0) fail("register", -1);
+        if (PMIx_Register_event_handler(&j, 1, NULL, 0, ranged, NULL, NULL) < 0)
+            fail("register", -1);
         if (!wait_for(1)) fail("cached job event missing", PMIX_ERR_TIMEOUT);
         expect_trace("9 "); /* CODE_A - CODE_J */
     }
@@ -446,7 +461,8 @@ static void peer_handler(size_t id, pmix_status_t status, const pmix_proc_t *sou
 static void mode_peer(pmix_status_t code, int aborting) {
     signal(SIGTERM, SIG_IGN); /* pmixrun terminates the job after an abort */
     pmix_status_t c = code;
-    if (PMIx_Register_event_handler(&c, 1, NULL, 0, peer_handler, NULL, NULL) < 0) fail("register", -1);
+    if (PMIx_Register_event_handler(&c, 1, NULL, 0, peer_handler, NULL, NULL) < 0)
+        fail("register", -1);
     fence();
     if (me.rank == nprocs - 1) {
         if (aborting) PMIx_Abort(7, "event_client: giving up", NULL, 0);
@@ -470,19 +486,33 @@ int main(int argc, char **argv) {
     if (PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val) != PMIX_SUCCESS) fail("job size", -1);
     nprocs = val->data.uint32;
     PMIX_VALUE_RELEASE(val);
-    if (strcmp(mode, "order") == 0) mode_order();
-    else if (strcmp(mode, "errors") == 0) mode_errors();
-    else if (strcmp(mode, "chain") == 0) mode_chain();
-    else if (strcmp(mode, "ranges") == 0) mode_ranges();
-    else if (strcmp(mode, "hybrid") == 0) mode_hybrid();
-    else if (strcmp(mode, "late") == 0) mode_late(1);
-    else if (strcmp(mode, "late_ring2") == 0) { mode = "late"; mode_late(0); }
-    else if (strcmp(mode, "jobevent") == 0) mode_jobevent();
-    else if (strcmp(mode, "levels") == 0) mode_levels();
-    else if (strcmp(mode, "lost") == 0) mode_lost();
-    else if (strcmp(mode, "aborted") == 0) mode_peer(PMIX_ERR_PROC_ABORTED, 1);
-    else if (strcmp(mode, "terminated") == 0) mode_peer(PMIX_EVENT_PROC_TERMINATED, 0);
-    else fail("unknown mode", PMIX_ERR_BAD_PARAM);
+    if (strcmp(mode, "order") == 0)
+        mode_order();
+    else if (strcmp(mode, "errors") == 0)
+        mode_errors();
+    else if (strcmp(mode, "chain") == 0)
+        mode_chain();
+    else if (strcmp(mode, "ranges") == 0)
+        mode_ranges();
+    else if (strcmp(mode, "hybrid") == 0)
+        mode_hybrid();
+    else if (strcmp(mode, "late") == 0)
+        mode_late(1);
+    else if (strcmp(mode, "late_ring2") == 0) {
+        mode = "late";
+        mode_late(0);
+    } else if (strcmp(mode, "jobevent") == 0)
+        mode_jobevent();
+    else if (strcmp(mode, "levels") == 0)
+        mode_levels();
+    else if (strcmp(mode, "lost") == 0)
+        mode_lost();
+    else if (strcmp(mode, "aborted") == 0)
+        mode_peer(PMIX_ERR_PROC_ABORTED, 1);
+    else if (strcmp(mode, "terminated") == 0)
+        mode_peer(PMIX_EVENT_PROC_TERMINATED, 0);
+    else
+        fail("unknown mode", PMIX_ERR_BAD_PARAM);
     fflush(stdout);
     PMIx_Finalize(NULL, 0);
     return 0;

@@ -31,15 +31,15 @@ static int seen[8]; /* by event: index = E1 - code */
 static int register_upcalls, notify_upcalls;
 static pmix_proc_t notify_source;
 
-#define CHECK(cond, ...)                                    \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            fprintf(stdout, "event_host FAILED: ");         \
-            fprintf(stdout, __VA_ARGS__);                   \
-            fprintf(stdout, "\n");                          \
-            fflush(stdout);                                 \
-            exit(1);                                        \
-        }                                                   \
+#define CHECK(cond, ...)                            \
+    do {                                            \
+        if (!(cond)) {                              \
+            fprintf(stdout, "event_host FAILED: "); \
+            fprintf(stdout, __VA_ARGS__);           \
+            fprintf(stdout, "\n");                  \
+            fflush(stdout);                         \
+            exit(1);                                \
+        }                                           \
     } while (0)
 
 static int wait_until(int *counter, int n) {
@@ -73,13 +73,16 @@ static int client_main(void) {
     pmix_info_t info;
     bool t = true;
     PMIX_INFO_LOAD(&info, "pmix.evenv", &t, PMIX_BOOL); /* environment events */
-    CHECK(PMIx_Register_event_handler(NULL, 0, &info, 1, handler, NULL, NULL) >= 0, "client register");
+    CHECK(PMIx_Register_event_handler(NULL, 0, &info, 1, handler, NULL, NULL) >= 0,
+          "client register");
     CHECK(wait_until(&seen[1], 1), "client: cached E2 not replayed");
     usleep(300000);
     CHECK(seen[0] == 0, "client: E1 should have been ejected from a cache of 1");
     pmix_status_t h = H;
-    CHECK(PMIx_Register_event_handler(&h, 1, NULL, 0, handler, NULL, NULL) >= 0, "client register H");
-    CHECK(PMIx_Notify_event(G, NULL, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL) == PMIX_SUCCESS, "notify");
+    CHECK(PMIx_Register_event_handler(&h, 1, NULL, 0, handler, NULL, NULL) >= 0,
+          "client register H");
+    CHECK(PMIx_Notify_event(G, NULL, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL) == PMIX_SUCCESS,
+          "notify");
     CHECK(wait_until(&seen[3], 1), "client: host event H missing");
     printf("event client ok\n");
     fflush(stdout);
@@ -88,8 +91,9 @@ static int client_main(void) {
 }
 
 /* -------------------------------------------------------------------- host */
-static pmix_status_t on_register_events(pmix_status_t *codes, size_t ncodes, const pmix_info_t info[],
-                                        size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+static pmix_status_t on_register_events(pmix_status_t *codes, size_t ncodes,
+                                        const pmix_info_t info[], size_t ninfo,
+                                        pmix_op_cbfunc_t cbfunc, void *cbdata) {
     (void)codes, (void)ncodes, (void)info, (void)ninfo;
     pthread_mutex_lock(&lock);
     ++register_upcalls;
@@ -126,10 +130,13 @@ int main(int argc, char **argv) {
 
     pmix_info_t name;
     PMIX_INFO_LOAD(&name, PMIX_EVENT_HDLR_NAME, "OPAL-PMIX-2X-SERVER-DEFAULT", PMIX_STRING);
-    CHECK(PMIx_Register_event_handler(NULL, 0, &name, 1, handler, NULL, NULL) >= 0, "host register");
+    CHECK(PMIx_Register_event_handler(NULL, 0, &name, 1, handler, NULL, NULL) >= 0,
+          "host register");
     PMIX_INFO_DESTRUCT(&name);
-    CHECK(PMIx_Notify_event(E1, NULL, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL) == PMIX_SUCCESS, "E1");
-    CHECK(PMIx_Notify_event(E2, NULL, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL) == PMIX_SUCCESS, "E2");
+    CHECK(PMIx_Notify_event(E1, NULL, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL) == PMIX_SUCCESS,
+          "E1");
+    CHECK(PMIx_Notify_event(E2, NULL, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL) == PMIX_SUCCESS,
+          "E2");
     CHECK(wait_until(&seen[1], 1) && seen[0] == 1, "host handler: own events");
 
     pmix_nspace_t ns;
@@ -156,7 +163,8 @@ int main(int argc, char **argv) {
     CHECK(strcmp(notify_source.nspace, ns) == 0 && notify_source.rank == 0, "upcall source");
     CHECK(register_upcalls >= 1, "no register_events upcall");
     CHECK(wait_until(&seen[2], 1), "host handler: the client's global event");
-    CHECK(PMIx_Notify_event(H, NULL, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL) == PMIX_SUCCESS, "H");
+    CHECK(PMIx_Notify_event(H, NULL, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL) == PMIX_SUCCESS,
+          "H");
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "client failed");

@@ -50,8 +50,10 @@ int main(int argc, char **argv) {
             pmix_info_t d;
             PMIX_INFO_LOAD(&d, PMIX_JOB_CTRL_KILL, NULL, PMIX_BOOL);
             rc = PMIx_Job_control(&peer, 1, &d, 1, NULL, NULL);
-            if (rc == PMIX_SUCCESS) printf("jobctl kill ok\n");
-            else fprintf(stderr, "jobctl: kill: %s\n", PMIx_Error_string(rc));
+            if (rc == PMIX_SUCCESS)
+                printf("jobctl kill ok\n");
+            else
+                fprintf(stderr, "jobctl: kill: %s\n", PMIx_Error_string(rc));
             fflush(stdout);
             PMIx_Finalize(NULL, 0);
             return rc == PMIX_SUCCESS ? 0 : 1;
@@ -78,12 +80,16 @@ int main(int argc, char **argv) {
             }
             PMIX_INFO_LOAD(&d, PMIX_JOB_CTRL_PAUSE, NULL, PMIX_BOOL);
             rc = PMIx_Job_control(&peer, 1, &d, 1, NULL, NULL);
-            if (rc == PMIX_ERR_NOT_SUPPORTED) printf("jobctl refuse ok\n");
-            else fprintf(stderr, "jobctl: pause: %s\n", PMIx_Error_string(rc));
+            if (rc == PMIX_ERR_NOT_SUPPORTED)
+                printf("jobctl refuse ok\n");
+            else
+                fprintf(stderr, "jobctl: pause: %s\n", PMIx_Error_string(rc));
         } else {
             for (int i = 0; i < 30000 && !got_signal; ++i) nap();
-            if (got_signal) printf("jobctl signal ok\n");
-            else ok = 0;
+            if (got_signal)
+                printf("jobctl signal ok\n");
+            else
+                ok = 0;
         }
         fflush(stdout);
         PMIx_Fence(NULL, 0, NULL, 0);
@@ -105,10 +111,11 @@ int main(int argc, char **argv) {
         PMIX_INFO_LOAD(&d[0], PMIX_REGISTER_CLEANUP_DIR, dir, PMIX_STRING);
         PMIX_INFO_LOAD(&d[1], PMIX_CLEANUP_RECURSIVE, NULL, PMIX_BOOL);
         rc = PMIx_Job_control_nb(&me, 1, d, 2, NULL, NULL);
-        PMIX_INFO_DESTRUCT(&d[0]);  /* the library copied what it keeps */
+        PMIX_INFO_DESTRUCT(&d[0]); /* the library copied what it keeps */
         PMIX_INFO_DESTRUCT(&d[1]);
         if (rc != PMIX_SUCCESS) {
-            fprintf(stderr, "jobctl: cleanup dir registration returned %s\n", PMIx_Error_string(rc));
+            fprintf(stderr, "jobctl: cleanup dir registration returned %s\n",
+                    PMIx_Error_string(rc));
             return 1;
         }
         pmix_info_t one;
@@ -116,7 +123,8 @@ int main(int argc, char **argv) {
         rc = PMIx_Job_control_nb(&me, 1, &one, 1, NULL, NULL);
         PMIX_INFO_DESTRUCT(&one);
         if (rc != PMIX_SUCCESS) {
-            fprintf(stderr, "jobctl: cleanup file registration returned %s\n", PMIx_Error_string(rc));
+            fprintf(stderr, "jobctl: cleanup file registration returned %s\n",
+                    PMIx_Error_string(rc));
             return 1;
         }
         PMIx_Fence(NULL, 0, NULL, 0);
@@ -132,8 +140,10 @@ int main(int argc, char **argv) {
             gone = stat(dir0, &st) != 0 && stat(file0, &st) != 0;
             if (!gone) nap();
         }
-        if (gone) printf("jobctl cleanup ok\n");
-        else fprintf(stderr, "jobctl: %s or %s still there\n", dir0, file0);
+        if (gone)
+            printf("jobctl cleanup ok\n");
+        else
+            fprintf(stderr, "jobctl: %s or %s still there\n", dir0, file0);
         fflush(stdout);
         PMIx_Finalize(NULL, 0);
         /* Our own files go at our finalize (checked by no one: best effort). */

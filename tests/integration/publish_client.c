@@ -10,14 +10,14 @@
 #include <time.h>
 
 static int failures = 0;
-#define EXPECT(cond, ...)                                   \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            fprintf(stderr, "publish rank %u: ", me.rank);  \
-            fprintf(stderr, __VA_ARGS__);                   \
-            fprintf(stderr, "\n");                          \
-            ++failures;                                     \
-        }                                                   \
+#define EXPECT(cond, ...)                                  \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            fprintf(stderr, "publish rank %u: ", me.rank); \
+            fprintf(stderr, __VA_ARGS__);                  \
+            fprintf(stderr, "\n");                         \
+            ++failures;                                    \
+        }                                                  \
     } while (0)
 
 static pmix_proc_t me;

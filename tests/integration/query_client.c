@@ -10,14 +10,14 @@
 
 static int failures = 0;
 static pmix_proc_t me;
-#define EXPECT(cond, ...)                                 \
-    do {                                                  \
-        if (!(cond)) {                                    \
-            fprintf(stderr, "query rank %u: ", me.rank);  \
-            fprintf(stderr, __VA_ARGS__);                 \
-            fprintf(stderr, "\n");                        \
-            ++failures;                                   \
-        }                                                 \
+#define EXPECT(cond, ...)                                \
+    do {                                                 \
+        if (!(cond)) {                                   \
+            fprintf(stderr, "query rank %u: ", me.rank); \
+            fprintf(stderr, __VA_ARGS__);                \
+            fprintf(stderr, "\n");                       \
+            ++failures;                                  \
+        }                                                \
     } while (0)
 
 /* The value of `key` in the PMIX_QUERY_RESULTS of query `q`, or NULL. */

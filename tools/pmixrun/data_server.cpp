@@ -119,8 +119,7 @@ bool try_answer(const Waiter &w, bool final, pmix_status_t final_status,
             PMIx_Value_xfer(&p.value, &it->value);
             d.data.push_back(p);
         }
-        std::sort(hits.begin(), hits.end(),
-                  [](auto a, auto b) { return &*a < &*b; });
+        std::sort(hits.begin(), hits.end(), [](auto a, auto b) { return &*a < &*b; });
         hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
         for (auto it : hits) {
             if (it->persist == PMIX_PERSIST_FIRST_READ) {
@@ -228,7 +227,9 @@ pmix_status_t on_lookup(const pmix_proc_t *proc, char **keys, const pmix_info_t 
                 wait = true;
             }
         } else if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT)) {
-            int t = v.type == PMIX_INT ? v.data.integer : v.type == PMIX_UINT32 ? static_cast<int>(v.data.uint32) : 0;
+            int t = v.type == PMIX_INT      ? v.data.integer
+                    : v.type == PMIX_UINT32 ? static_cast<int>(v.data.uint32)
+                                            : 0;
             if (t > 0) w.deadline = Clock::now() + std::chrono::seconds(t);
         }
     }

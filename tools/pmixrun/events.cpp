@@ -49,8 +49,9 @@ pmix_status_t on_deregister_events(pmix_status_t *, size_t, pmix_op_cbfunc_t, vo
     return PMIX_OPERATION_SUCCEEDED;
 }
 
-pmix_status_t on_notify_event(pmix_status_t code, const pmix_proc_t *source, pmix_data_range_t range,
-                              pmix_info_t[], size_t, pmix_op_cbfunc_t, void *) {
+pmix_status_t on_notify_event(pmix_status_t code, const pmix_proc_t *source,
+                              pmix_data_range_t range, pmix_info_t[], size_t, pmix_op_cbfunc_t,
+                              void *) {
     if (std::getenv("PMIXRUN_TRACE_EVENTS") != nullptr) {
         std::fprintf(stderr, "pmixrun: notify_event upcall: %s from %s:%u range %s\n",
                      PMIx_Error_string(code), source != nullptr ? source->nspace : "(sms)",

@@ -43,7 +43,8 @@ pmix_status_t on_job_control(const pmix_proc_t *requestor, const pmix_proc_t tar
         } else if (PMIX_CHECK_KEY(&d, PMIX_JOB_CTRL_TERMINATE)) {
             if (flag(d)) sig = SIGTERM;
         } else if (PMIX_CHECK_KEY(&d, PMIX_JOB_CTRL_SIGNAL)) {
-            if (d.value.type != PMIX_INT || d.value.data.integer <= 0 || d.value.data.integer >= NSIG)
+            if (d.value.type != PMIX_INT || d.value.data.integer <= 0 ||
+                d.value.data.integer >= NSIG)
                 return PMIX_ERR_BAD_PARAM;
             sig = d.value.data.integer;
         } else {

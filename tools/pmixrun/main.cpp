@@ -131,8 +131,8 @@ int main(int argc, char **argv) {
     pmix_server_module_t module{};
     module.abort = on_abort;
     module.spawn = pmixrun::spawn_upcall;
-    pmixrun::install_data_server(module);  // publish, lookup, unpublish, client_finalized
-    pmixrun::install_job_services(module);  // job_control, log
+    pmixrun::install_data_server(module);     // publish, lookup, unpublish, client_finalized
+    pmixrun::install_job_services(module);    // job_control, log
     pmixrun::install_event_services(module);  // register_events, notify_event (events.hpp)
     pmix_status_t rc = PMIx_server_init(&module, nullptr, 0);
     if (rc != PMIX_SUCCESS) {

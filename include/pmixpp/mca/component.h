@@ -88,12 +88,12 @@ typedef struct pmixpp_mca_query_result {
 
 typedef struct pmixpp_mca_component {
     /* --- layout 1 (PMIXPP_MCA_COMPONENT_MIN_SIZE) --- */
-    uint32_t abi_version; /* PMIXPP_MCA_COMPONENT_ABI_VERSION at build time */
-    uint32_t struct_size; /* sizeof(pmixpp_mca_component_t) at build time */
+    uint32_t abi_version;       /* PMIXPP_MCA_COMPONENT_ABI_VERSION at build time */
+    uint32_t struct_size;       /* sizeof(pmixpp_mca_component_t) at build time */
     const char *framework_name; /* must equal <fw> of the file name */
     const char *component_name; /* must equal <comp> of the file name */
     uint32_t version_major, version_minor, version_release; /* the component's own */
-    uint32_t interface_major, interface_minor; /* framework interface built against */
+    uint32_t interface_major, interface_minor;              /* framework interface built against */
     int32_t default_priority;
     /* Called once, before query, on the thread that opens the framework.
        Registers parameters; returns 0, or nonzero to be recorded as a failure. */

@@ -6,8 +6,7 @@
 
 #include "headers_use_macros.inc"
 
-int main(void)
-{
+int main(void) {
     /* Reached only by the test's link step; not run. */
     return PMIx_Initialized() ? use_every_macro() : 0;
 }

@@ -90,15 +90,18 @@ class Registry : public ::testing::Test {
                    const char *target = nullptr) {
         Infos info;
         info.str(PMIX_EVENT_HDLR_NAME, name);
-        if (key != nullptr && target != nullptr) info.str(key, target);
-        else if (key != nullptr) info.flag(key);
+        if (key != nullptr && target != nullptr)
+            info.str(key, target);
+        else if (key != nullptr)
+            info.flag(key);
         long id = add(std::move(codes), info);
         if (id >= 0) names[static_cast<std::size_t>(id)] = name;
         return id;
     }
     std::string chain_names(const Event &ev, const pmix_proc_t &self = proc("job", 0)) {
         std::string out;
-        for (const auto &h : reg.chain_for(ev, self)) out += (out.empty() ? "" : " ") + h->spec.name;
+        for (const auto &h : reg.chain_for(ev, self))
+            out += (out.empty() ? "" : " ") + h->spec.name;
         return out;
     }
     static Event event(pmix_status_t code, const pmix_proc_t &source = proc("job", 1),
@@ -178,7 +181,8 @@ TEST_F(Registry, SecondFirstOrLastIsAnError) {
 
 TEST_F(Registry, SecondFirstOrLastInCategoryIsAnErrorOnlyInThatCategory) {
     ASSERT_GE(add_named({kA}, "f", PMIX_EVENT_HDLR_FIRST_IN_CATEGORY), 0);
-    EXPECT_EQ(add_named({kB}, "f2", PMIX_EVENT_HDLR_FIRST_IN_CATEGORY), PMIX_ERR_EVENT_REGISTRATION);
+    EXPECT_EQ(add_named({kB}, "f2", PMIX_EVENT_HDLR_FIRST_IN_CATEGORY),
+              PMIX_ERR_EVENT_REGISTRATION);
     EXPECT_GE(add_named({}, "f3", PMIX_EVENT_HDLR_FIRST_IN_CATEGORY), 0);
     ASSERT_GE(add_named({kA}, "l", PMIX_EVENT_HDLR_LAST_IN_CATEGORY), 0);
     EXPECT_EQ(add_named({kB}, "l2", PMIX_EVENT_HDLR_LAST_IN_CATEGORY), PMIX_ERR_EVENT_REGISTRATION);
@@ -213,7 +217,8 @@ TEST_F(Registry, BeforeOrAfterAnUnknownHandlerIsAnError) {
 TEST_F(Registry, BeforeOrAfterAHandlerOfAnotherCategoryIsAnError) {
     add_named({kA}, "single");
     add_named({}, "default");
-    EXPECT_EQ(add_named({kA, kB}, "m", PMIX_EVENT_HDLR_BEFORE, "single"), PMIX_ERR_EVENT_REGISTRATION);
+    EXPECT_EQ(add_named({kA, kB}, "m", PMIX_EVENT_HDLR_BEFORE, "single"),
+              PMIX_ERR_EVENT_REGISTRATION);
     EXPECT_EQ(add_named({kA}, "s", PMIX_EVENT_HDLR_AFTER, "default"), PMIX_ERR_EVENT_REGISTRATION);
 }
 
@@ -221,7 +226,8 @@ TEST_F(Registry, NothingGoesBeforeTheFirstOrAfterTheLast) {
     add_named({kA}, "firstcat", PMIX_EVENT_HDLR_FIRST_IN_CATEGORY);
     add_named({kA}, "lastcat", PMIX_EVENT_HDLR_LAST_IN_CATEGORY);
     add_named({kA}, "first", PMIX_EVENT_HDLR_FIRST);
-    EXPECT_EQ(add_named({kA}, "x", PMIX_EVENT_HDLR_BEFORE, "firstcat"), PMIX_ERR_EVENT_REGISTRATION);
+    EXPECT_EQ(add_named({kA}, "x", PMIX_EVENT_HDLR_BEFORE, "firstcat"),
+              PMIX_ERR_EVENT_REGISTRATION);
     EXPECT_EQ(add_named({kA}, "y", PMIX_EVENT_HDLR_AFTER, "lastcat"), PMIX_ERR_EVENT_REGISTRATION);
     EXPECT_EQ(add_named({kA}, "z", PMIX_EVENT_HDLR_BEFORE, "first"), PMIX_ERR_EVENT_REGISTRATION);
 }
@@ -332,12 +338,13 @@ void scripted(size_t id, pmix_status_t, const pmix_proc_t *source, pmix_info_t[]
               void *cbdata) {
     ASSERT_NE(source, nullptr);
     Call c{g_names[id], {}};
-    for (size_t i = 0; i < nresults; ++i) c.results.emplace_back(results[i].key, text_of(results[i].value));
+    for (size_t i = 0; i < nresults; ++i)
+        c.results.emplace_back(results[i].key, text_of(results[i].value));
     g_calls.push_back(c);
     Script &s = g_script[c.handler];
     if (s.edit) s.edit(results, nresults);
-    cbfunc(s.status, s.returns.empty() ? nullptr : s.returns.data(), s.returns.size(), release_returns,
-           nullptr, cbdata);
+    cbfunc(s.status, s.returns.empty() ? nullptr : s.returns.data(), s.returns.size(),
+           release_returns, nullptr, cbdata);
 }
 
 class Chain : public ::testing::Test {
@@ -364,7 +371,8 @@ class Chain : public ::testing::Test {
     }
     void run(pmix_status_t code = kA) {
         pmix_proc_t src = proc("job", 1);
-        auto ev = std::make_shared<const Event>(Event::make(code, &src, PMIX_RANGE_NAMESPACE, nullptr, 0));
+        auto ev = std::make_shared<const Event>(
+            Event::make(code, &src, PMIX_RANGE_NAMESPACE, nullptr, 0));
         bool done = false;
         EventChain::run(
             reg.chain_for(*ev, proc("job", 0)), ev,
@@ -404,9 +412,11 @@ TEST_F(Chain, HandlersRunInOrderEachSeeingEarlierStatusesAndResults) {
     ASSERT_EQ(g_calls.size(), 3u);
     EXPECT_TRUE(g_calls[0].results.empty());
     using R = std::vector<std::pair<std::string, std::string>>;
-    EXPECT_EQ(g_calls[1].results, (R{{"h1", std::to_string(PMIX_EVENT_PARTIAL_ACTION_TAKEN)}, {"note", "one"}}));
-    EXPECT_EQ(g_calls[2].results,
-              (R{{"h1", std::to_string(PMIX_EVENT_PARTIAL_ACTION_TAKEN)}, {"note", "one"}, {"h2", "0"}}));
+    EXPECT_EQ(g_calls[1].results,
+              (R{{"h1", std::to_string(PMIX_EVENT_PARTIAL_ACTION_TAKEN)}, {"note", "one"}}));
+    EXPECT_EQ(
+        g_calls[2].results,
+        (R{{"h1", std::to_string(PMIX_EVENT_PARTIAL_ACTION_TAKEN)}, {"note", "one"}, {"h2", "0"}}));
     EXPECT_EQ(g_released, 3);  // each handler's op callback, once
 }
 
@@ -460,7 +470,8 @@ TEST_F(Chain, LaterTerminationDecisionReplacesEarlierOne) {
     returns("h2", PMIX_EVENT_NO_TERMINATION, true);
     run();
     using R = std::vector<std::pair<std::string, std::string>>;
-    EXPECT_EQ(g_calls[2].results, (R{{"h1", "0"}, {"h2", "0"}, {PMIX_EVENT_NO_TERMINATION, "true"}}));
+    EXPECT_EQ(g_calls[2].results,
+              (R{{"h1", "0"}, {"h2", "0"}, {PMIX_EVENT_NO_TERMINATION, "true"}}));
 }
 
 TEST_F(Chain, RequiredWantTerminationCannotBeOverridden) {

@@ -122,7 +122,8 @@ TEST(Frame, FramesToAPeerOnThisHostAreNeverCompressed) {
     limits.compress_threshold = 100;
     std::vector<std::uint8_t> body(10000, 'a'), bytes;
     std::string reason;
-    ASSERT_TRUE(wire::build_frame(5, 7, 0, body, limits, bytes, reason, wire::PeerPlacement::local));
+    ASSERT_TRUE(
+        wire::build_frame(5, 7, 0, body, limits, bytes, reason, wire::PeerPlacement::local));
     auto h = wire::decode_header(bytes.data());
     EXPECT_FALSE(h.flags & wire::kFlagCompressed);
     EXPECT_EQ(h.length, body.size());
