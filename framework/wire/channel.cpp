@@ -11,6 +11,9 @@ std::shared_ptr<Channel> Channel::open(std::unique_ptr<mca::ptl::Connection> con
     auto &engine = runtime::ProgressEngine::instance();
     std::shared_ptr<Channel> ch(new Channel);
     ch->connection_ = std::move(connection);
+    // Kernel credentials came with the connection only for a peer on this host.
+    ch->placement_ =
+        ch->connection_->peer_credentials() ? PeerPlacement::local : PeerPlacement::maybe_remote;
     ch->on_frame_ = std::move(on_frame);
     ch->on_close_ = std::move(on_close);
     ch->bev_ = bufferevent_socket_new(engine.base(), ch->connection_->fd(), 0);
@@ -28,15 +31,17 @@ Channel::~Channel() {
 bool Channel::send(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
                    std::span<const std::uint8_t> body) {
     if (bev_ == nullptr || closing_after_flush_) return false;
-    std::vector<std::uint8_t> bytes;
+    std::uint8_t header[kFrameHeaderSize];
+    std::vector<std::uint8_t> packed;
+    std::span<const std::uint8_t> payload;
     std::string reason;
-    const auto placement =
-        connection_->peer_credentials() ? PeerPlacement::local : PeerPlacement::maybe_remote;
-    if (!build_frame(command, tag, flags, body, FrameLimits::process_wide(), bytes, reason,
-                     placement)) {
+    if (!prepare_frame(command, tag, flags, body, FrameLimits::process_wide(), placement_, header,
+                       packed, payload, reason)) {
         return false;
     }
-    return bufferevent_write(bev_, bytes.data(), bytes.size()) == 0;
+    // Two appends to the socket buffer: the body is copied once, not joined first.
+    return bufferevent_write(bev_, header, kFrameHeaderSize) == 0 &&
+           (payload.empty() || bufferevent_write(bev_, payload.data(), payload.size()) == 0);
 }
 
 void Channel::close(const std::string &reason) {

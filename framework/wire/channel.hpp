@@ -66,6 +66,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
     void read_frames();
 
     std::unique_ptr<mca::ptl::Connection> connection_;
+    PeerPlacement placement_ = PeerPlacement::maybe_remote;  // fixed at open()
     bufferevent *bev_ = nullptr;
     FrameHandler on_frame_;
     CloseHandler on_close_;

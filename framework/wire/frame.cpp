@@ -78,11 +78,12 @@ std::string check_header(const FrameHeader &h, const FrameLimits &limits) {
     return {};
 }
 
-bool build_frame(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
-                 std::span<const std::uint8_t> body, const FrameLimits &limits,
-                 std::vector<std::uint8_t> &out, std::string &reason, PeerPlacement peer) {
-    std::vector<std::uint8_t> packed;
-    std::span<const std::uint8_t> payload = body;
+bool prepare_frame(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
+                   std::span<const std::uint8_t> body, const FrameLimits &limits,
+                   PeerPlacement peer, std::uint8_t header[kFrameHeaderSize],
+                   std::vector<std::uint8_t> &packed, std::span<const std::uint8_t> &payload,
+                   std::string &reason) {
+    payload = body;
     flags &= static_cast<std::uint8_t>(~kFlagCompressed);
     if (peer == PeerPlacement::maybe_remote && limits.compress_threshold > 0 &&
         body.size() > limits.compress_threshold && compress(body, packed)) {
@@ -99,8 +100,20 @@ bool build_frame(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
     h.command = command;
     h.tag = tag;
     h.length = static_cast<std::uint32_t>(payload.size());
+    encode_header(h, header);
+    return true;
+}
+
+bool build_frame(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
+                 std::span<const std::uint8_t> body, const FrameLimits &limits,
+                 std::vector<std::uint8_t> &out, std::string &reason, PeerPlacement peer) {
+    std::uint8_t header[kFrameHeaderSize];
+    std::vector<std::uint8_t> packed;
+    std::span<const std::uint8_t> payload;
+    if (!prepare_frame(command, tag, flags, body, limits, peer, header, packed, payload, reason))
+        return false;
     out.resize(kFrameHeaderSize + payload.size());
-    encode_header(h, out.data());
+    std::copy(header, header + kFrameHeaderSize, out.begin());
     std::copy(payload.begin(), payload.end(), out.begin() + kFrameHeaderSize);
     return true;
 }

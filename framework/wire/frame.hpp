@@ -67,8 +67,17 @@ std::string check_header(const FrameHeader &header, const FrameLimits &limits);
 // local peer, deflating costs more than copying, so local frames never are.
 enum class PeerPlacement { maybe_remote, local };
 
-// Header + body (compressed when worth it). Fails (returns false, `reason`
-// set) when the body exceeds the maximum frame size.
+// The header for `body` and the bytes to send after it: `body` itself, or its
+// compressed form held in `packed` when worth it. Fails (returns false,
+// `reason` set) when the body exceeds the maximum frame size. Lets a sender
+// hand header and payload to the socket buffer without joining them first.
+bool prepare_frame(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
+                   std::span<const std::uint8_t> body, const FrameLimits &limits,
+                   PeerPlacement peer, std::uint8_t header[kFrameHeaderSize],
+                   std::vector<std::uint8_t> &packed, std::span<const std::uint8_t> &payload,
+                   std::string &reason);
+
+// Header + body in one buffer (prepare_frame, joined).
 bool build_frame(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
                  std::span<const std::uint8_t> body, const FrameLimits &limits,
                  std::vector<std::uint8_t> &out, std::string &reason,
