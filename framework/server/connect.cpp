@@ -69,7 +69,7 @@ void Server::handle_connect(Channel &ch, Frame &frame) {
         ch.close("malformed connect request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     const ProcKey me = key_of(client->proc);
     if (FenceTracker *t = join_collective(Collective::connect, std::move(req.procs), me, reply,
                                           req.timeout, true, req.info)) {
@@ -84,7 +84,7 @@ void Server::handle_disconnect(Channel &ch, Frame &frame) {
         ch.close("malformed disconnect request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     const ProcKey me = key_of(client->proc);
     if (!may_disconnect(me, req.procs)) {
         send_reply(reply, status_body(PMIX_ERR_INVALID_OPERATION));

@@ -110,7 +110,7 @@ void Server::handle_register_events(Channel &ch, Frame &frame) {
         ch.close("malformed register_events request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     auto spec = events::RegistrationSpec::parse(codes, info.span());
     if (!spec) {
         send_reply(reply, status_body(spec.status().code()));
@@ -157,7 +157,7 @@ void Server::handle_deregister_events(Channel &ch, Frame &frame) {
         ch.close("malformed deregister_events request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     auto it = event_regs_.find(key_of(client->proc));
     const bool found = it != event_regs_.end() && it->second.erase(id) != 0;
     send_reply(reply, status_body(found ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM));
@@ -171,8 +171,7 @@ void Server::handle_notify(Channel &ch, Frame &frame) {
         ch.close("malformed notify request");
         return;
     }
-    send_reply(PendingReply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}},
-               status_body(PMIX_SUCCESS));
+    send_reply(PendingReply::to(ch, frame), status_body(PMIX_SUCCESS));
     route_event(std::make_shared<const Event>(std::move(*ev)), false);
 }
 

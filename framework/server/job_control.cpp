@@ -136,7 +136,7 @@ void Server::handle_job_control(Channel &ch, Frame &frame) {
         ch.close("malformed job_control request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     const ProcKey me = key_of(client->proc);
 
     CleanupRequest cleanup;
@@ -215,7 +215,7 @@ void Server::handle_log(Channel &ch, Frame &frame) {
         ch.close("malformed log request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     if (host_.log == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;

@@ -56,7 +56,7 @@ void Server::handle_publish(Channel &ch, Frame &frame) {
         ch.close("malformed publish request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     if (host_.publish == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
@@ -81,7 +81,7 @@ void Server::handle_lookup(Channel &ch, Frame &frame) {
         ch.close("malformed lookup request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     if (host_.lookup == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
@@ -132,7 +132,7 @@ void Server::handle_unpublish(Channel &ch, Frame &frame) {
         ch.close("malformed unpublish request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     if (host_.unpublish == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;

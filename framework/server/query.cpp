@@ -130,7 +130,7 @@ void Server::handle_query(Channel &ch, Frame &frame) {
         ch.close("malformed query request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     const ProcKey me = key_of(client->proc);
 
     std::size_t asked = 0, found = 0;

@@ -492,7 +492,7 @@ void Server::handle_finalize(Channel &ch, Frame &frame) {
     client->state = ClientRecord::State::finalized;
     run_cleanup(key_of(client->proc));
     forget_event_client(key_of(client->proc));
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     auto done = [reply](pmix_status_t) {
         if (auto c = reply.channel.lock()) {
             c->reply(reply.request, status_body(PMIX_SUCCESS));
@@ -525,7 +525,7 @@ void Server::handle_abort(Channel &ch, Frame &frame) {
         ch.close("malformed abort request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     log()->info("server: client {} aborts with status {}: {}", describe(key_of(client->proc)),
                 status, *msg);
     if (host_.abort == nullptr) {
@@ -602,7 +602,7 @@ void Server::handle_fence(Channel &ch, Frame &frame) {
         return;
     }
     const ProcKey me = key_of(client->proc);
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     if (procs.empty()) procs.push_back(proc_of({me.first, PMIX_RANK_WILDCARD}));
     if (FenceTracker *t = join_collective(Collective::fence, std::move(procs), me, reply, timeout,
                                           collect, nullptr)) {
@@ -843,7 +843,7 @@ void Server::handle_get(Channel &ch, Frame &frame) {
         ch.close("malformed get request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     const ProcKey target = key_of(proc);
     const ProcKey me = key_of(client->proc);
     const std::vector<std::uint8_t> none;

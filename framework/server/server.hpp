@@ -67,6 +67,11 @@ struct JobRecord {
 struct PendingReply {
     std::weak_ptr<wire::Channel> channel;
     wire::Frame request;  // command + tag (body emptied)
+
+    // Where the answer to `request`, received on `ch`, goes.
+    static PendingReply to(wire::Channel &ch, const wire::Frame &request) {
+        return {ch.weak_from_this(), wire::Frame{request.command, request.tag, request.flags, {}}};
+    }
 };
 
 // The collectives gathered among local clients: fence, and connect /

@@ -91,7 +91,7 @@ void Server::handle_spawn(Channel &ch, Frame &frame) {
         ch.close("malformed spawn request");
         return;
     }
-    PendingReply reply{ch.weak_from_this(), Frame{frame.command, frame.tag, frame.flags, {}}};
+    const auto reply = PendingReply::to(ch, frame);
     const pmix_proc_t requester = client->proc;
     const ProcKey parent = key_of(requester);
     if (apps->n == 0) {
