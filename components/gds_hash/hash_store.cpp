@@ -631,8 +631,9 @@ Status HashStore::fetch_all(const pmix_proc_t &proc, const KeyValueSink &each) c
         return Status(PMIX_ERR_NOT_FOUND, "gds_hash: nothing held for this process");
     }
     std::size_t emitted = 0;
+    // Store_internal values too: a NULL-key Get returns everything this
+    // process holds for `proc` (hosts read their daemons' wire-up this way).
     for (const auto &[key, entry] : *table) {
-        if (entry.scope == PMIX_INTERNAL) continue;
         each(key, entry.value.get());
         ++emitted;
     }

@@ -22,6 +22,10 @@ int register_params(pmixpp_mca_params_t *handle) {
                       "Directory for the server's socket when the server info has no "
                       "PMIX_SERVER_TMPDIR (empty: $TMPDIR, else /tmp)",
                       "");
+    params.add_bool("abstract",
+                    "Listen on a name in Linux's abstract socket namespace (usock://@name) "
+                    "instead of a socket file in the tmpdir, which a host may empty",
+                    true);
     return 0;
 }
 
@@ -43,9 +47,10 @@ void query(const pmixpp_mca_query_context_t *ctx, pmixpp_mca_query_result_t *res
 void *create_module(const pmixpp_mca_query_context_t *ctx) {
     UsockConfig config;
     config.priority = ctx->priority;
-    if (auto tmpdir = ComponentParameters::from(ctx->params).get("tmpdir")) {
-        config.tmpdir = tmpdir->value;
-    }
+    auto &params = ComponentParameters::from(ctx->params);
+    if (auto tmpdir = params.get("tmpdir")) config.tmpdir = tmpdir->value;
+    const auto abstract = params.get("abstract");
+    config.abstract = !abstract || abstract->int_value != 0;
     return static_cast<pmixpp::mca::ptl::Module *>(new UsockModule(std::move(config)));
 }
 

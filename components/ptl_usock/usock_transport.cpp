@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <cstdlib>
 #include <optional>
 
@@ -30,10 +32,23 @@ std::string uri_of(std::string_view path) {
     return std::string(kScheme) + "://" + std::string(path);
 }
 
+// An AF_UNIX address and the length to hand to bind()/connect(): a socket
+// path ("/dir/name", NUL-terminated in sun_path) or a name in Linux's abstract
+// namespace ("@name": sun_path[0] is NUL and the length counts the name only).
+struct UnixAddress {
+    sockaddr_un address{};
+    socklen_t length = 0;
+    const sockaddr *get() const { return reinterpret_cast<const sockaddr *>(&address); }
+};
+
+bool is_abstract(std::string_view path) {
+    return !path.empty() && path.front() == '@';
+}
+
 // The address of `path`, or a BAD_PARAM status saying why it cannot be one.
 // `what` names the path in the message ("socket path /tmp/x"), `hint` is what
 // the user can do about it.
-Result<sockaddr_un> unix_address(std::string_view path, std::string_view what,
+Result<UnixAddress> unix_address(std::string_view path, std::string_view what,
                                  std::string_view hint) {
     if (path.size() > kMaxPathLength) {
         return Status(PMIX_ERR_BAD_PARAM, std::string(kComponent) + ": " + std::string(what) +
@@ -42,24 +57,36 @@ Result<sockaddr_un> unix_address(std::string_view path, std::string_view what,
                                               std::to_string(kMaxPathLength) + " bytes" +
                                               std::string(hint));
     }
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, path.data(), path.size());
-    return address;
+    UnixAddress a;
+    a.address.sun_family = AF_UNIX;
+    if (is_abstract(path)) {
+        // '@' becomes the leading NUL; no terminator, the length ends the name.
+        std::memcpy(a.address.sun_path + 1, path.data() + 1, path.size() - 1);
+        a.length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size());
+    } else {
+        std::memcpy(a.address.sun_path, path.data(), path.size());
+        a.length = sizeof(sockaddr_un);
+    }
+    return a;
 }
 
-// The path of "usock://<absolute path>".
+// The path of "usock://<absolute path>", or "@name" of "usock://@name".
 Result<std::string> parse_uri(std::string_view uri) {
     const std::string_view prefix = "usock://";
     const auto bad = [&](std::string_view why) {
-        return Status(PMIX_ERR_BAD_PARAM, std::string(kComponent) + ": malformed URI '" +
-                                              std::string(uri) + "': " + std::string(why) +
-                                              " (expected usock://<absolute socket path>)");
+        return Status(PMIX_ERR_BAD_PARAM,
+                      std::string(kComponent) + ": malformed URI '" + std::string(uri) +
+                          "': " + std::string(why) +
+                          " (expected usock://<absolute socket path> or usock://@<abstract name>)");
     };
     if (!uri.starts_with(prefix)) return bad("not a usock URI");
     const std::string_view path = uri.substr(prefix.size());
-    if (path.empty() || path.front() != '/') return bad("the path is not absolute");
     if (path.find('\0') != std::string_view::npos) return bad("the path contains a NUL byte");
+    if (is_abstract(path)) {
+        if (path.size() == 1) return bad("the abstract name is empty");
+        return std::string(path);
+    }
+    if (path.empty() || path.front() != '/') return bad("the path is not absolute");
     return std::string(path);
 }
 
@@ -82,13 +109,12 @@ std::string describe(std::string_view uri, const std::optional<PeerCredentials> 
 
 // Whether `path` is a socket nobody listens on any more (left behind by a
 // process that died without cleaning up, whose pid we now have).
-bool is_abandoned_socket(const sockaddr_un &address) {
+bool is_abandoned_socket(const UnixAddress &address) {
     struct stat st {};
-    if (::lstat(address.sun_path, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+    if (::lstat(address.address.sun_path, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
     UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!probe) return false;
-    const int rc =
-        ::connect(probe.get(), reinterpret_cast<const sockaddr *>(&address), sizeof(address));
+    const int rc = ::connect(probe.get(), address.get(), address.length);
     return rc != 0 && errno == ECONNREFUSED;
 }
 
@@ -105,8 +131,10 @@ class UsockListener final : public mca::ptl::Listener {
         : fd_(std::move(fd)), path_(std::move(path)), uri_(uri_of(path_)), dev_(dev), ino_(ino) {}
 
     // Removes the socket file, unless someone replaced it with another file
-    // since we bound it (then it is not ours to remove).
+    // since we bound it (then it is not ours to remove). An abstract name
+    // goes with the socket.
     ~UsockListener() override {
+        if (is_abstract(path_)) return;
         struct stat st {};
         if (::lstat(path_.c_str(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_) {
             ::unlink(path_.c_str());
@@ -139,8 +167,46 @@ std::atomic<unsigned> listener_sequence{0};
 
 }  // namespace
 
+namespace {
+
+// A listener on "@pmixpp.<pid>.<n>" in the abstract namespace. Nothing in the
+// file system: a host that empties its session directory (Open MPI's orted
+// does when a second daemon starts on the same host) cannot take it away.
+// Another pid namespace sharing this network namespace may hold the same
+// name: then the next <n>.
+Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> listen_abstract() {
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) {
+        return Status(PMIX_ERROR, std::string(kComponent) +
+                                      ": cannot create an AF_UNIX socket: " + errno_text(errno));
+    }
+    std::string name;
+    int err = EADDRINUSE;
+    for (int attempt = 0; attempt < 64 && err == EADDRINUSE; ++attempt) {
+        name = "@pmixpp." + std::to_string(::getpid()) + "." +
+               std::to_string(listener_sequence.fetch_add(1));
+        auto address = unix_address(name, "abstract name " + name, "");
+        if (!address) return address.status();
+        err = ::bind(fd.get(), address.value().get(), address.value().length) == 0 ? 0 : errno;
+    }
+    if (err != 0) {
+        return Status(PMIX_ERROR, std::string(kComponent) + ": cannot bind abstract name " + name +
+                                      ": " + errno_text(err));
+    }
+    if (::listen(fd.get(), SOMAXCONN) != 0) {
+        return Status(PMIX_ERROR, std::string(kComponent) + ": cannot listen on " + name + ": " +
+                                      errno_text(errno));
+    }
+    std::vector<std::unique_ptr<mca::ptl::Listener>> listeners;
+    listeners.push_back(std::make_unique<UsockListener>(std::move(fd), name, 0, 0));
+    return listeners;
+}
+
+}  // namespace
+
 Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> UsockModule::listen(
     std::span<const pmix_info_t> server_info) {
+    if (config_.abstract) return listen_abstract();
     std::string dir = default_tmpdir(server_info, config_);
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     const std::string path = dir + "/pmixpp." + std::to_string(::getpid()) + "." +
@@ -155,11 +221,11 @@ Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> UsockModule::listen(
         return Status(PMIX_ERROR, std::string(kComponent) +
                                       ": cannot create an AF_UNIX socket: " + errno_text(errno));
     }
-    const auto *sa = reinterpret_cast<const sockaddr *>(&address.value());
-    int rc = ::bind(fd.get(), sa, sizeof(sockaddr_un));
-    if (rc != 0 && errno == EADDRINUSE && is_abandoned_socket(address.value())) {
+    const UnixAddress &sa = address.value();
+    int rc = ::bind(fd.get(), sa.get(), sa.length);
+    if (rc != 0 && errno == EADDRINUSE && is_abandoned_socket(sa)) {
         ::unlink(path.c_str());
-        rc = ::bind(fd.get(), sa, sizeof(sockaddr_un));
+        rc = ::bind(fd.get(), sa.get(), sa.length);
     }
     if (rc != 0) {
         const int err = errno;
@@ -204,8 +270,7 @@ Result<std::unique_ptr<mca::ptl::Connection>> UsockModule::connect(
             const timeval tv{left_ms / 1000, (left_ms % 1000) * 1000};
             ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         }
-        if (::connect(fd.get(), reinterpret_cast<const sockaddr *>(&address.value()),
-                      sizeof(sockaddr_un)) == 0) {
+        if (::connect(fd.get(), address.value().get(), address.value().length) == 0) {
             break;
         }
         const int err = errno;

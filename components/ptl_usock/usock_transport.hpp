@@ -1,5 +1,6 @@
 // ptl_usock: PMIx connections over AF_UNIX stream sockets, with the peer's
-// credentials from the kernel (SO_PEERCRED). URIs: "usock://<absolute path>".
+// credentials from the kernel (SO_PEERCRED). URIs: "usock://<absolute path>"
+// or "usock://@<name>" (Linux abstract namespace).
 #pragma once
 
 #include <chrono>
@@ -21,6 +22,9 @@ struct UsockConfig {
     // ptl_usock_tmpdir: where listeners put their socket when the server info
     // has no PMIX_SERVER_TMPDIR; empty: $TMPDIR, else /tmp.
     std::string tmpdir;
+    // ptl_usock_abstract: listen on a name in Linux's abstract socket
+    // namespace instead of a socket file in the tmpdir.
+    bool abstract = false;
 };
 
 // Immutable after construction, so connect() (init thread) and listen()
@@ -32,8 +36,9 @@ class UsockModule final : public mca::ptl::Module {
     std::vector<std::string> uri_schemes() const override { return {std::string(kScheme)}; }
     int priority() const override { return config_.priority; }
 
-    // One listener on <tmpdir>/pmixpp.<pid>.<n>, tmpdir being PMIX_SERVER_TMPDIR,
-    // else ptl_usock_tmpdir, else $TMPDIR, else /tmp. The directory must exist.
+    // One listener: on the abstract name @pmixpp.<pid>.<n> when `abstract`,
+    // else on <tmpdir>/pmixpp.<pid>.<n>, tmpdir being PMIX_SERVER_TMPDIR, else
+    // ptl_usock_tmpdir, else $TMPDIR, else /tmp (the directory must exist).
     mca::Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> listen(
         std::span<const pmix_info_t> server_info) override;
 

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +19,17 @@ static int connect_raw(const char *uri) {
     if (strncmp(uri, "usock://", 8) == 0) {
         struct sockaddr_un a = {0};
         a.sun_family = AF_UNIX;
-        snprintf(a.sun_path, sizeof a.sun_path, "%s", uri + 8);
+        socklen_t len = sizeof a;
+        if (uri[8] == '@') { /* abstract name: leading NUL, length ends it */
+            size_t n = strlen(uri + 9);
+            if (n >= sizeof a.sun_path) return -1;
+            memcpy(a.sun_path + 1, uri + 9, n);
+            len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+        } else {
+            snprintf(a.sun_path, sizeof a.sun_path, "%s", uri + 8);
+        }
         int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-        return connect(fd, (struct sockaddr *)&a, sizeof a) == 0 ? fd : -1;
+        return connect(fd, (struct sockaddr *)&a, len) == 0 ? fd : -1;
     }
     if (strncmp(uri, "tcp4://", 7) == 0) {
         char host[64];

@@ -104,7 +104,7 @@ class PMIXPP_SDK_EXPORT Module {
                          std::span<const pmix_info_t> qualifiers, const ValueSink &found) const = 0;
 
     // Call `each` once per key held for `proc` (PMIx_Get with a NULL key),
-    // PMIX_INTERNAL values excluded. Errors: PMIX_ERR_NOT_FOUND (nothing held
+    // PMIX_INTERNAL (Store_internal) values included. Errors: PMIX_ERR_NOT_FOUND (nothing held
     // for `proc`).
     virtual Status fetch_all(const pmix_proc_t &proc, const KeyValueSink &each) const = 0;
 

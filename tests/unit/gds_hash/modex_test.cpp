@@ -46,10 +46,23 @@ TEST_F(GdsHash, StoreRejectsAnUnknownScopeAndAnEmptyKey) {
     EXPECT_EQ(get(*m, kMe, "my.key")->status, PMIX_ERR_NOT_FOUND);
 }
 
-TEST_F(GdsHash, InternalValuesAreFetchedButNotListed) {
+TEST_F(GdsHash, InternalValuesAreFetchedAndListed) {
     put_one_of_each_scope(*m);
     EXPECT_EQ(get_u32(*m, kMe, "k.internal"), 1u);
-    EXPECT_EQ(keys_of(*m, kMe), (std::set<std::string>{"k.local", "k.remote", "k.global"}));
+    EXPECT_EQ(keys_of(*m, kMe),
+              (std::set<std::string>{"k.local", "k.remote", "k.global", "k.internal"}));
+}
+
+// A host keeps its daemons' wire-up with Store_internal and reads it back
+// with a NULL-key Get, also for a job it never registered (OPENMPI-CONTRACT
+// §2.8).
+TEST_F(GdsHash, FetchAllListsInternalValuesOfAnUnregisteredJob) {
+    pmix_value_t uri{};
+    uri.type = PMIX_STRING;
+    uri.data.string = const_cast<char *>("tcp://10.0.0.1:5000");
+    const pmix_proc_t daemon = proc("daemons", 1);
+    ASSERT_TRUE(m->store(daemon, PMIX_INTERNAL, "opal.puri", uri).ok());
+    EXPECT_EQ(keys_of(*m, daemon), (std::set<std::string>{"opal.puri"}));
 }
 
 TEST_F(GdsHash, FetchAllOfAProcessWithNothingIsNotFound) {

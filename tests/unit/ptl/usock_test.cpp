@@ -8,6 +8,9 @@
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <filesystem>
 
 #include "ptl_test_support.hpp"
 
@@ -22,6 +25,8 @@ std::string path_of(const std::string &uri) {
     return uri.substr(std::string_view("usock://").size());
 }
 
+// Socket files in the tmpdir (ptl_usock_abstract=0); the abstract names of
+// the default are tested at the end.
 struct UsockFixture : ::testing::Test {
     // The listener of a server whose PMIX_SERVER_TMPDIR is `dir.path()`.
     std::unique_ptr<ptl::Listener> listen_in_tmpdir() {
@@ -40,7 +45,7 @@ struct UsockFixture : ::testing::Test {
     }
 
     TempDir dir;
-    PtlRepository repository;
+    PtlRepository repository{{{"ptl_usock_abstract", "0"}}};
     mca::ModuleHandle handle = repository.module("usock");
     ptl::Module *module = handle.as<ptl::Module>();
 };
@@ -224,9 +229,9 @@ TEST_F(UsockFixture, ConnectToAClosedListenerIsUnreachable) {
 
 TEST_F(UsockFixture, MalformedUrisAreBadParam) {
     ASSERT_NE(module, nullptr);
-    const std::vector<std::string> uris = {"usock://", "usock://relative/path", "usock:/tmp/s",
-                                           "tcp4://127.0.0.1:4711",
-                                           std::string("usock:///tmp/a\0b", 16)};
+    const std::vector<std::string> uris = {"usock://",     "usock://relative/path",
+                                           "usock:/tmp/s", "tcp4://127.0.0.1:4711",
+                                           "usock://@",    std::string("usock:///tmp/a\0b", 16)};
     for (const std::string &uri : uris) {
         auto connection = module->connect(uri, 1s);
         ASSERT_FALSE(connection.ok()) << uri;
@@ -298,7 +303,7 @@ TEST_F(UsockFixture, ConnectGivesUpWithTimeoutWhileTheBacklogStaysFull) {
 
 TEST(UsockTmpdir, TheTmpdirParameterIsUsedWithoutServerTmpdir) {
     TempDir dir;
-    PtlRepository repository({{"ptl_usock_tmpdir", dir.path()}});
+    PtlRepository repository({{"ptl_usock_tmpdir", dir.path()}, {"ptl_usock_abstract", "0"}});
     auto handle = repository.module("usock");
     ASSERT_TRUE(handle);
     auto listeners = handle.as<ptl::Module>()->listen({});
@@ -310,7 +315,7 @@ TEST(UsockTmpdir, TheTmpdirParameterIsUsedWithoutServerTmpdir) {
 TEST(UsockTmpdir, ServerTmpdirWinsOverTheParameter) {
     TempDir param_dir;
     TempDir server_dir;
-    PtlRepository repository({{"ptl_usock_tmpdir", param_dir.path()}});
+    PtlRepository repository({{"ptl_usock_tmpdir", param_dir.path()}, {"ptl_usock_abstract", "0"}});
     auto handle = repository.module("usock");
     ASSERT_TRUE(handle);
     ServerInfo info;
@@ -326,7 +331,7 @@ TEST(UsockTmpdir, WithoutEitherTheSocketGoesToTMPDIR) {
     const char *saved = std::getenv("TMPDIR");
     const std::string saved_value = saved != nullptr ? saved : "";
     ::setenv("TMPDIR", dir.path().c_str(), 1);
-    PtlRepository repository;
+    PtlRepository repository({{"ptl_usock_abstract", "0"}});
     auto handle = repository.module("usock");
     ASSERT_TRUE(handle);
     auto listeners = handle.as<ptl::Module>()->listen({});
@@ -338,6 +343,101 @@ TEST(UsockTmpdir, WithoutEitherTheSocketGoesToTMPDIR) {
     ASSERT_TRUE(listeners.ok()) << listeners.status().message();
     ASSERT_EQ(listeners.value().size(), 1u);
     EXPECT_THAT(listeners.value().front()->uri(), StartsWith("usock://" + dir.path() + "/"));
+}
+
+// --- the default: a name in the abstract namespace ---------------------------
+
+struct UsockAbstract : ::testing::Test {
+    std::unique_ptr<ptl::Listener> listen(std::span<const pmix_info_t> info = {}) {
+        auto listeners = module->listen(info);
+        if (!listeners.ok() || listeners.value().size() != 1) {
+            ADD_FAILURE() << (listeners.ok() ? "not one listener" : listeners.status().message());
+            return nullptr;
+        }
+        return std::move(listeners.value().front());
+    }
+
+    PtlRepository repository;
+    mca::ModuleHandle handle = repository.module("usock");
+    ptl::Module *module = handle.as<ptl::Module>();
+};
+
+TEST_F(UsockAbstract, ByDefaultTheListenerHasAnAbstractNameAndNoFile) {
+    ASSERT_NE(module, nullptr);
+    TempDir dir;
+    ServerInfo info;
+    info.string(PMIX_SERVER_TMPDIR, dir.path());
+    auto listener = listen(info.span());
+    ASSERT_NE(listener, nullptr);
+    EXPECT_THAT(listener->uri(), StartsWith("usock://@pmixpp." + std::to_string(::getpid())));
+    EXPECT_TRUE(module->handles_uri(listener->uri()));
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "no socket file in the tmpdir";
+    auto client = module->connect(listener->uri(), 2s);
+    ASSERT_TRUE(client.ok()) << client.status().message();
+    auto server_side = accept_one(*listener);
+    ASSERT_NE(server_side, nullptr);
+    const auto cred = server_side->peer_credentials();
+    ASSERT_TRUE(cred.has_value());
+    EXPECT_EQ(cred->pid, ::getpid());
+}
+
+// Open MPI's orted empties the session directory it gave as
+// PMIX_SERVER_TMPDIR when a second daemon starts on the same host; the
+// clients forked after that must still reach their server.
+TEST_F(UsockAbstract, TheServerStaysReachableWhenItsTmpdirIsRemoved) {
+    ASSERT_NE(module, nullptr);
+    std::string uri;
+    {
+        TempDir dir;
+        ServerInfo info;
+        info.string(PMIX_SERVER_TMPDIR, dir.path());
+        auto listener = listen(info.span());
+        ASSERT_NE(listener, nullptr);
+        uri = listener->uri();
+        std::filesystem::remove_all(dir.path());
+        auto client = module->connect(uri, 2s);
+        ASSERT_TRUE(client.ok()) << client.status().message();
+        EXPECT_NE(accept_one(*listener), nullptr);
+    }
+}
+
+TEST_F(UsockAbstract, TheNameIsGoneWithTheListener) {
+    ASSERT_NE(module, nullptr);
+    auto listener = listen();
+    ASSERT_NE(listener, nullptr);
+    const std::string uri = listener->uri();
+    listener.reset();
+    auto client = module->connect(uri, 1s);
+    ASSERT_FALSE(client.ok());
+    EXPECT_EQ(client.status().code(), PMIX_ERR_UNREACH);
+    EXPECT_THAT(client.status().message(), HasSubstr(uri));
+}
+
+TEST_F(UsockAbstract, ANameHeldByAnotherSocketIsSkipped) {
+    ASSERT_NE(module, nullptr);
+    // Squat on the names this process would take next.
+    auto probe = listen();
+    ASSERT_NE(probe, nullptr);
+    const std::string prefix = "@pmixpp." + std::to_string(::getpid()) + ".";
+    const unsigned next = std::stoul(path_of(probe->uri()).substr(prefix.size())) + 1;
+    std::vector<int> squatters;
+    for (unsigned n = next; n < next + 3; ++n) {
+        const std::string name = "pmixpp." + std::to_string(::getpid()) + "." + std::to_string(n);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::memcpy(address.sun_path + 1, name.data(), name.size());
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr *>(&address),
+                         static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size())),
+                  0);
+        squatters.push_back(fd);
+    }
+    auto listener = listen();
+    ASSERT_NE(listener, nullptr);
+    EXPECT_EQ(listener->uri(), "usock://" + prefix + std::to_string(next + 3));
+    auto client = module->connect(listener->uri(), 2s);
+    EXPECT_TRUE(client.ok()) << client.status().message();
+    for (const int fd : squatters) ::close(fd);
 }
 
 }  // namespace

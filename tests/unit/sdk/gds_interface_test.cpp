@@ -83,7 +83,7 @@ class MapStore final : public gds::Module {
         const auto *values = find(proc);
         if (values == nullptr) return Status(PMIX_ERR_NOT_FOUND, "");
         for (const auto &[key, entry] : *values) {
-            if (entry.scope != PMIX_INTERNAL) each(key, to_pmix(entry.data));
+            each(key, to_pmix(entry.data));
         }
         return Status::success();
     }
@@ -331,7 +331,7 @@ TEST(GdsModule, RegisteredJobInfoReachesAClientAsOneBlob) {
     EXPECT_EQ(server->assemble_job("job2").status().code(), PMIX_ERR_NOT_FOUND);
 }
 
-TEST(GdsModule, FetchAllVisitsEveryKeyExceptInternalOnes) {
+TEST(GdsModule, FetchAllVisitsEveryKeyInternalOnesIncluded) {
     const auto module = create_module();
     put_one_value_per_scope(*module);
     std::set<std::string> keys;
@@ -339,7 +339,7 @@ TEST(GdsModule, FetchAllVisitsEveryKeyExceptInternalOnes) {
                     ->fetch_all(kRank0, [&](std::string_view key,
                                             const pmix_value_t &) { keys.emplace(key); })
                     .ok());
-    EXPECT_EQ(keys, (std::set<std::string>{"global", "late", "local", "remote"}));
+    EXPECT_EQ(keys, (std::set<std::string>{"global", "internal", "late", "local", "remote"}));
 }
 
 TEST(GdsModule, DeleteJobForgetsAllItsProcessesAndIgnoresUnknownJobs) {
