@@ -488,69 +488,56 @@ void Client::store_stream(std::span<const std::uint8_t> stream) {
 // ---------------------------------------------------------------------------------------------
 // operations
 
+// Put, Store_internal and Commit work in the caller's thread: the datastore
+// has its own reader/writer lock, and only the frame to the server goes
+// through the progress thread, without the caller waiting for it (FIFO
+// posting keeps a later Fence behind this Commit on the wire).
+
 pmix_status_t Client::put(pmix_scope_t scope, const char *key, const pmix_value_t &value) {
-    pmix_status_t rc = PMIX_ERR_INIT;
-    ProgressEngine::instance().run_sync([&] {
-        std::shared_lock lock(view_mutex_);
-        if (!store_) return;
-        auto st =
-            store_->write([&](mca::gds::Module &m) { return m.store(self_, scope, key, value); });
-        rc = st.code();
-    });
-    return rc;
+    std::shared_lock lock(view_mutex_);
+    if (!store_) return PMIX_ERR_INIT;
+    return store_->write([&](mca::gds::Module &m) { return m.store(self_, scope, key, value); })
+        .code();
 }
 
 pmix_status_t Client::store_internal(const pmix_proc_t &proc, const char *key,
                                      const pmix_value_t &value) {
-    pmix_status_t rc = PMIX_ERR_INIT;
-    ProgressEngine::instance().run_sync([&] {
-        std::shared_lock lock(view_mutex_);
-        if (!store_) return;
-        auto st = store_->write(
-            [&](mca::gds::Module &m) { return m.store(proc, PMIX_INTERNAL, key, value); });
-        rc = st.code();
-    });
-    return rc;
+    std::shared_lock lock(view_mutex_);
+    if (!store_) return PMIX_ERR_INIT;
+    return store_
+        ->write([&](mca::gds::Module &m) { return m.store(proc, PMIX_INTERNAL, key, value); })
+        .code();
 }
 
 pmix_status_t Client::commit() {
-    pmix_status_t rc = PMIX_ERR_INIT;
-    ProgressEngine::instance().run_sync([&] {
-        std::shared_ptr<gds_base::Datastore> store;
-        pmix_proc_t me{};
-        bool hosted = false;
-        {
-            std::shared_lock lock(view_mutex_);
-            store = store_;
-            me = self_;
-            hosted = self_hosted_;
-        }
-        if (!store) return;
-        auto st = store->write([&](mca::gds::Module &m) { return m.commit(me); });
-        if (!st.ok() || hosted) {
-            rc = st.code();
-            return;
-        }
-        auto local = store->read(
-            [&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_LOCAL); });
-        auto remote = store->read(
-            [&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_REMOTE); });
-        if (!local || !remote) {
-            rc = !local ? local.status().code() : remote.status().code();
-            return;
-        }
-        auto body = BodyWriter()
-                        .bytes(std::span<const std::byte>(local.value()))
-                        .bytes(std::span<const std::byte>(remote.value()))
-                        .take();
+    std::shared_ptr<gds_base::Datastore> store;
+    pmix_proc_t me{};
+    bool hosted = false;
+    {
+        std::shared_lock lock(view_mutex_);
+        store = store_;
+        me = self_;
+        hosted = self_hosted_;
+    }
+    if (!store) return PMIX_ERR_INIT;
+    auto st = store->write([&](mca::gds::Module &m) { return m.commit(me); });
+    if (!st.ok() || hosted) return st.code();
+    auto local =
+        store->read([&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_LOCAL); });
+    auto remote =
+        store->read([&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_REMOTE); });
+    if (!local || !remote) return !local ? local.status().code() : remote.status().code();
+    auto body = BodyWriter()
+                    .bytes(std::span<const std::byte>(local.value()))
+                    .bytes(std::span<const std::byte>(remote.value()))
+                    .take();
+    const bool posted = ProgressEngine::instance().post([this, b = std::move(body)] {
         if (!channel_ ||
-            !channel_->send(static_cast<std::uint16_t>(Command::commit), next_tag_++, 0, body)) {
-            rc = PMIX_ERR_LOST_CONNECTION;
-            return;
+            !channel_->send(static_cast<std::uint16_t>(Command::commit), next_tag_++, 0, b)) {
+            log()->warn("client: commit not sent: the connection to the server is gone");
         }
-        rc = PMIX_SUCCESS;
     });
-    return rc;
+    return posted ? PMIX_SUCCESS : PMIX_ERR_LOST_CONNECTION;
 }
 
 void Client::fence_async(std::vector<pmix_proc_t> procs, bool collect, std::uint32_t timeout_s,
