@@ -5,6 +5,7 @@
 // upcalls. Progress thread only.
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -159,8 +160,43 @@ void Server::handle_deregister_events(Channel &ch, Frame &frame) {
     }
     const auto reply = PendingReply::to(ch, frame);
     auto it = event_regs_.find(key_of(client->proc));
-    const bool found = it != event_regs_.end() && it->second.erase(id) != 0;
-    send_reply(reply, status_body(found ? PMIX_SUCCESS : PMIX_ERR_BAD_PARAM));
+    if (it == event_regs_.end() || it->second.count(id) == 0) {
+        send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
+        return;
+    }
+    auto reg = it->second.find(id);
+    const bool environment = reg->second.environment_events;
+    std::vector<pmix_status_t> sorted = reg->second.codes;
+    std::sort(sorted.begin(), sorted.end());
+    it->second.erase(reg);
+    send_reply(reply, status_body(PMIX_SUCCESS));
+    if (environment) release_host_events(sorted);
+}
+
+void Server::release_host_events(const std::vector<pmix_status_t> &sorted_codes) {
+    if (host_event_codes_.count(sorted_codes) == 0) return;
+    for (const auto &[client, regs] : event_regs_) {
+        for (const auto &[id, spec] : regs) {
+            if (!spec.environment_events || spec.codes.size() != sorted_codes.size()) continue;
+            std::vector<pmix_status_t> codes = spec.codes;
+            std::sort(codes.begin(), codes.end());
+            if (codes == sorted_codes) return;  // still wanted
+        }
+    }
+    host_event_codes_.erase(sorted_codes);
+    if (host_.deregister_events == nullptr) return;
+    auto codes = std::make_shared<std::vector<pmix_status_t>>(sorted_codes);
+    call_host_op(
+        [this, codes](pmix_op_cbfunc_t cb, void *cbdata) {
+            return host_.deregister_events(codes->empty() ? nullptr : codes->data(), codes->size(),
+                                           cb, cbdata);
+        },
+        [codes](pmix_status_t s) {
+            if (s != PMIX_SUCCESS && s != PMIX_ERR_NOT_SUPPORTED) {
+                log()->warn("server: the host's deregister_events failed: {}",
+                            PMIx_Error_string(s));
+            }
+        });
 }
 
 void Server::handle_notify(Channel &ch, Frame &frame) {
@@ -309,7 +345,18 @@ void Server::replay_to_self(std::size_t id) {
 }
 
 void Server::forget_event_client(const ProcKey &client) {
-    event_regs_.erase(client);
+    auto regs = event_regs_.find(client);
+    if (regs != event_regs_.end()) {
+        std::set<std::vector<pmix_status_t>> released;
+        for (const auto &[id, spec] : regs->second) {
+            if (!spec.environment_events) continue;
+            std::vector<pmix_status_t> sorted = spec.codes;
+            std::sort(sorted.begin(), sorted.end());
+            released.insert(std::move(sorted));
+        }
+        event_regs_.erase(regs);
+        for (const auto &codes : released) release_host_events(codes);
+    }
     if (!event_cache_) return;
     // Nobody is left there to receive them: job events stop waiting for it.
     event_cache_->module().replay(

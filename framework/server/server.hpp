@@ -178,6 +178,10 @@ class Server {
     // A client ended (finalized, lost, deregistered): its registrations go,
     // and cached job events stop waiting for it.
     void forget_event_client(const ProcKey &client);
+    // After a registration for environment events with these (sorted) codes
+    // went away: when no other registration wants them, the host's
+    // deregister_events upcall, the counterpart of register_events.
+    void release_host_events(const std::vector<pmix_status_t> &sorted_codes);
     // Runs (and forgets) the cleanup directives a client registered through
     // PMIx_Job_control (job_control.cpp): at its finalize, loss or deregistration.
     void run_cleanup(const ProcKey &proc);

@@ -7,7 +7,10 @@
  *   PMIX_RANGE_GLOBAL event (the range leaves the node);
  * - the host's own default handler (as Open MPI registers it) sees the events
  *   the host raised and the client's global event;
- * - the host's PMIx_Notify_event reaches the client's handler.
+ * - the host's PMIx_Notify_event reaches the client's handler;
+ * - deregister_events follows when the last registration for those codes
+ *   goes: the client's explicit deregistration of its default handler, and
+ *   its handler for H when the client ends.
  * usage: event_host            (the host; forks itself as the client) */
 #include <pmix.h>
 #include <pmix_server.h>
@@ -28,7 +31,8 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int seen[8]; /* by event: index = E1 - code */
-static int register_upcalls, notify_upcalls;
+static int register_upcalls, notify_upcalls, deregister_upcalls;
+static int deregistered_default, deregistered_h;
 static pmix_proc_t notify_source;
 
 #define CHECK(cond, ...)                            \
@@ -73,8 +77,8 @@ static int client_main(void) {
     pmix_info_t info;
     bool t = true;
     PMIX_INFO_LOAD(&info, "pmix.evenv", &t, PMIX_BOOL); /* environment events */
-    CHECK(PMIx_Register_event_handler(NULL, 0, &info, 1, handler, NULL, NULL) >= 0,
-          "client register");
+    pmix_status_t env_id = PMIx_Register_event_handler(NULL, 0, &info, 1, handler, NULL, NULL);
+    CHECK(env_id >= 0, "client register");
     CHECK(wait_until(&seen[1], 1), "client: cached E2 not replayed");
     usleep(300000);
     CHECK(seen[0] == 0, "client: E1 should have been ejected from a cache of 1");
@@ -84,6 +88,8 @@ static int client_main(void) {
     CHECK(PMIx_Notify_event(G, NULL, PMIX_RANGE_GLOBAL, NULL, 0, NULL, NULL) == PMIX_SUCCESS,
           "notify");
     CHECK(wait_until(&seen[3], 1), "client: host event H missing");
+    CHECK(PMIx_Deregister_event_handler((size_t)env_id, NULL, NULL) == PMIX_SUCCESS,
+          "client deregister");
     printf("event client ok\n");
     fflush(stdout);
     PMIx_Finalize(NULL, 0);
@@ -100,6 +106,18 @@ static pmix_status_t on_register_events(pmix_status_t *codes, size_t ncodes,
     pthread_cond_broadcast(&cond);
     pthread_mutex_unlock(&lock);
     cbfunc(PMIX_SUCCESS, cbdata); /* inline: allowed */
+    return PMIX_SUCCESS;
+}
+
+static pmix_status_t on_deregister_events(pmix_status_t *codes, size_t ncodes,
+                                          pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    pthread_mutex_lock(&lock);
+    if (ncodes == 0 && codes == NULL) ++deregistered_default;
+    if (ncodes == 1 && codes != NULL && codes[0] == H) ++deregistered_h;
+    ++deregister_upcalls;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+    cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
 }
 
@@ -123,6 +141,7 @@ int main(int argc, char **argv) {
     memset(&module, 0, sizeof module);
     module.register_events = on_register_events;
     module.notify_event = on_notify_event;
+    module.deregister_events = on_deregister_events;
     pmix_info_t init;
     uint32_t size = 1;
     PMIX_INFO_LOAD(&init, "pmix.evcache.size", &size, PMIX_UINT32);
@@ -169,6 +188,10 @@ int main(int argc, char **argv) {
     CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "client failed");
     CHECK(notify_upcalls == 1, "host told %d times of one event", notify_upcalls);
+    CHECK(wait_until(&deregister_upcalls, 2), "deregister_events upcalls: %d of 2",
+          deregister_upcalls);
+    CHECK(deregistered_default == 1 && deregistered_h == 1,
+          "deregister_events: default %d times, H %d times", deregistered_default, deregistered_h);
     PMIx_server_deregister_client(&proc, NULL, NULL);
     PMIx_server_deregister_nspace(ns, NULL, NULL);
     PMIx_server_finalize();
