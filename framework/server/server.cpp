@@ -928,6 +928,17 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
 }
 
 void Server::deregister_nspace(const std::string &nspace) {
+    // Collectives naming the job can no longer complete: their participants
+    // get an error now instead of waiting for their timeout (or forever).
+    std::vector<std::uint64_t> doomed;
+    for (const auto &[id, t] : fences_) {
+        if (t.host_called) continue;
+        if (std::any_of(t.procs.begin(), t.procs.end(),
+                        [&](const pmix_proc_t &p) { return key_of(p).first == nspace; })) {
+            doomed.push_back(id);
+        }
+    }
+    for (const auto id : doomed) complete_fence(id, PMIX_ERR_LOST_CONNECTION, {});
     JobRecord *job = find_job(nspace);
     if (job != nullptr) {
         for (auto &[rank, client] : job->clients) {
@@ -969,6 +980,7 @@ void Server::deregister_client(const pmix_proc_t &proc) {
     if (it == job->clients.end()) return;
     it->second.state = ClientRecord::State::finalized;
     if (it->second.channel) it->second.channel->close("client deregistered");
+    fail_fences_of(key);  // it will not contribute any more
     auto waiters = std::move(it->second.on_commit);
     run_cleanup(key);
     forget_event_client(key);
