@@ -4,39 +4,53 @@ The client side. It shows that Debian's python3-pmix PMIxClient works on our
 libpmix.so.2 against a host that is python3-pmix on our library too:
 PMIx_Init; Get of job info; Put, Commit, Fence with PMIX_COLLECT_DATA and Get
 of the peer's keys; Publish (rank 0), Lookup with PMIX_WAIT (rank 1),
-Unpublish and a Lookup that no longer finds the key; an event handler on
-rank 1 and PMIx_Notify_event from rank 0 to it; the host's own event,
-raised before this process started, delivered from the server library's
-cache when we register for it; PMIx_Finalize. Any mismatch exits non-zero.
+Unpublish and a Lookup that no longer finds the key; event handlers, and
+PMIx_Notify_event from rank 0 to rank 1 and from the host to both;
+PMIx_Finalize. Any mismatch exits non-zero.
 
 Usage (server.py starts it): client.py OUR_LIB_DIR, in the environment
 PMIx_server_setup_fork gave. The libpmix.so.2 mapped into this process must
-be the one in OUR_LIB_DIR.
+be the one in OUR_LIB_DIR. SIGUSR1 dumps the Python stacks.
 
-The order of the steps matters. Our library (like OpenPMIx) runs event
-handlers on its progress thread, and the binding calls the Python handler
-with the GIL, while its blocking calls (fence, get, lookup, ...) keep the GIL
-while they wait for that thread. An event reaching a process that is inside
-a blocking call whose answer comes after the event would deadlock it. So
-rank 0 raises its event only after a fence, while rank 1 does nothing but
-wait for it in Python, and the handler for the host's cached event is
-registered only when nothing is left to do but wait for it.
+Deadlocks the order of the steps avoids. Our library (like OpenPMIx) calls
+event handlers on its progress thread; the binding runs the Python handler
+there with the GIL, while its blocking calls (fence, get, lookup, ...) keep
+the GIL while they wait for that thread. So:
+- an event must reach this process only while it waits for it in Python,
+  not inside a blocking call whose answer comes after the event. Rank 0
+  raises its event after a fence that rank 1 leaves only to wait for it;
+  the host raises its event after the answer to rank 1's publish of
+  READY_KEY, its last call before it waits, and rank 0 waits by then;
+- handlers are registered before any event for them is raised: an event
+  delivered before the binding has recorded the new handler's id sends it
+  down a retry path that starts a thread from the progress thread, and
+  that can deadlock with the next blocking call;
+- after our handler returns, the binding still runs Python code on the
+  progress thread (it queues the results). If the main thread took the GIL
+  back in the middle of that, on Python's periodic forced switch, and
+  entered a blocking call, both would wait forever (seen under load). A
+  switch interval far longer than that tail lets the progress thread finish
+  it first: the other threads here give the GIL up by themselves (waiting,
+  sleeping, blocking calls).
 """
 import faulthandler
 import os
+import signal
 import sys
 import threading
 
 NPROCS = 2
 PEER_EVENT = -3100  # rank 0 -> rank 1
 PEER_EVENT_PAYLOAD = "rank0-says-hello"
-HOST_EVENT = -3101  # server.py, before we started
+HOST_EVENT = -3101  # server.py -> both
 HOST_SOURCE = ("pypmix.host", 0)
 HOST_EVENT_PAYLOAD = "host-says-hello"
 PUBLISHED_KEY = "pypmix.published"
 PUBLISHED_VALUE = "published-by-rank-0"
+READY_KEY = "pypmix.waiting"  # rank 1: "waiting for the host event now"
 EVENT_TIMEOUT = 20.0  # seconds
 PMIX_TIMEOUT = 30  # seconds, given to fence and lookup
+SWITCH_INTERVAL = 5.0  # seconds; see the module comment
 
 
 class TestFailure(Exception):
@@ -73,7 +87,9 @@ class Client:
         self.arrived = {PEER_EVENT: threading.Event(), HOST_EVENT: threading.Event()}
 
     def log(self, msg):
-        print("[rank %s] %s" % (self.rank, msg), flush=True)
+        # One write per line, so that lines of several processes do not mix.
+        sys.stdout.write("[rank %s] %s\n" % (self.rank, msg))
+        sys.stdout.flush()
 
     def expect(self, what, rc, want=0):
         if rc != want:
@@ -90,8 +106,8 @@ class Client:
                               % (", ".join(foreign), self.ours))
         return ", ".join(sorted(loaded))
 
-    # Event handling: the binding calls this on our library's progress
-    # thread; it records the event and completes the chain.
+    # The binding calls this on our library's progress thread: it records
+    # the event, wakes the main thread last, and ends the handler chain.
     def handler(self, unused_id, status, source, event_info, unused_results):
         values = {i["key"]: i["value"] for i in event_info}
         self.log("event %d from %s:%s, %s" % (status, source["nspace"], source["rank"], values))
@@ -156,9 +172,10 @@ class Client:
             raise TestFailure("PMIx_Init named us %s, setup_fork %s:%s" % (me, *forked))
         peer = 1 - self.rank
 
-        # Rank 0 raises it after a fence: registering now is early enough.
+        # Before any of these events is raised.
         if self.rank == 1:
             self.register(PEER_EVENT, "pypmix.peer")
+        self.register(HOST_EVENT, "pypmix.host")
 
         self.get(pmix.PMIX_RANK_WILDCARD, pmix.PMIX_JOB_SIZE, NPROCS, pmix.PMIX_UINT32)
         self.put("pypmix.string", put_value(self.rank), pmix.PMIX_STRING)
@@ -197,16 +214,17 @@ class Client:
                 raise TestFailure("lookup(%s) = %r, expected %r"
                                   % (PUBLISHED_KEY, pdata, PUBLISHED_VALUE))
             self.log("lookup with PMIX_WAIT found %r" % PUBLISHED_VALUE)
-
-        # The host's event was raised before we started: the server
-        # library cached it and hands it to this late registration.
-        self.register(HOST_EVENT, "pypmix.host")
+            # The last call before waiting: the host raises its event when
+            # this publish has reached it.
+            rc = self.client.publish([info(READY_KEY, "yes", pmix.PMIX_STRING)])
+            self.expect("publish(%s)" % READY_KEY, rc)
         self.wait_event(HOST_EVENT, HOST_SOURCE, "pypmix.host.payload", HOST_EVENT_PAYLOAD)
         self.log("event from the host received")
         self.fence("after the host event")
 
-        if self.rank == 0:
-            self.expect("unpublish", self.client.unpublish([PUBLISHED_KEY], []))
+        # Each unpublishes what it published, then the key is gone.
+        mine = [PUBLISHED_KEY] if self.rank == 0 else [READY_KEY]
+        self.expect("unpublish(%s)" % mine, self.client.unpublish(mine, []))
         self.fence("after unpublish")
         if self.rank == 1:
             rc, unused = self.lookup(wait=False)
@@ -223,6 +241,8 @@ def main():
         sys.exit("usage: client.py OUR_LIB_DIR")
     # Last resort against a hang inside a PMIx call: dump the stacks, exit.
     faulthandler.dump_traceback_later(80, exit=True)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    sys.setswitchinterval(SWITCH_INTERVAL)
     import pmix
 
     client = Client(pmix, os.path.realpath(sys.argv[1]))

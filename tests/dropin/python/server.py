@@ -4,22 +4,42 @@ The host side. It shows that a PMIx server written in Python with Debian's
 python3-pmix (the second real consumer of libpmix.so.2 besides Open MPI,
 OPENMPI-CONTRACT.md section 5) runs on our library: PMIxServer.init with the
 server module implemented here in Python (publish/lookup/unpublish keep the
-data in a dict; client connected/finalized are recorded, fence and direct
-modex answered), generate_regex/generate_ppn, register_nspace of a job
-of NPROCS clients, register_client and setup_fork for each, and client.py
-started NPROCS times with that environment. Before they start, the host
-notifies an event of its own (PMIx_Notify_event in the server process),
-which the server library must cache and deliver to the clients when they
-register for it. The test passes when every client exits 0 and the upcalls
-the host saw are the expected ones.
+data in a dict; client connected/finalized are recorded; fence and direct
+modex answered), generate_regex/generate_ppn, register_nspace of a job of
+NPROCS clients, register_client and setup_fork for each, client.py started
+NPROCS times with that environment, and an event of the host's own
+(PMIx_Notify_event in the server process) that both clients must receive.
+The test passes when every client exits 0 and the upcalls the host saw are
+the expected ones.
 
 Usage: server.py OUR_LIB_DIR, with LD_LIBRARY_PATH=OUR_LIB_DIR and Debian's
 /usr/bin/python3 (python3-pmix lives in its dist-packages). This process and
 every client check /proc/self/maps: the libpmix.so.2 mapped must be the one
-in OUR_LIB_DIR. Every wait is bounded.
+in OUR_LIB_DIR. Every wait is bounded; a client still running at the end is
+made to dump its Python stacks (SIGUSR1), then killed.
+
+When the host event is raised: the binding calls handlers on the library's
+progress thread with the GIL, and its blocking calls keep the GIL while they
+wait for that thread, so an event must reach each client only while it
+waits for it in Python (client.py explains). Rank 1 says it is waiting by
+publishing READY_KEY, its last call before waiting; rank 0 is waiting by
+then (a fence orders it). The host raises the event once that publish
+upcall has returned, so the event follows the publish's answer. (Raising it
+before the clients start, for the server library to cache, is what the
+standard allows, but a cached event is delivered the moment the handler is
+registered, before the binding has recorded the handler's id; the binding
+then retries from a thread it starts on the progress thread, which can
+deadlock with the client's next blocking call. Seen under load.)
+
+The same GIL rule holds here: the host's upcalls run on the progress thread
+with the GIL while the main thread's PMIx calls keep it. The main thread
+makes such a call while clients run only to raise the event, when no upcall
+can be in progress but the tail of that publish: a long switch interval
+keeps Python from handing the GIL to the main thread in the middle of it.
 """
 import faulthandler
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -29,18 +49,19 @@ import time
 
 NSPACE = "pypmix.job"
 NPROCS = 2
-PUBLISHED_KEY = "pypmix.published"  # client.py: rank 0 publishes it
-# The host's own event, raised before the clients start. Chap_API_Event:
-# "the events are required to be cached by the PMIx server library", so the
-# clients get it when they register, however late.
+PUBLISHED_KEY = "pypmix.published"  # rank 0 publishes it, rank 1 looks it up
+READY_KEY = "pypmix.waiting"  # rank 1: "waiting for the host event now"
 HOST_EVENT = -3101
 HOST_SOURCE = {"nspace": "pypmix.host", "rank": 0}
 HOST_EVENT_PAYLOAD = "host-says-hello"
 JOB_TIMEOUT = 60.0  # seconds for the clients to finish
+SWITCH_INTERVAL = 5.0  # seconds; see the module comment
 
 
 def log(msg):
-    print("[server] %s" % msg, flush=True)
+    # One write per line, so that lines of several processes do not mix.
+    sys.stdout.write("[server] %s\n" % msg)
+    sys.stdout.flush()
 
 
 def info(key, value, val_type):
@@ -94,6 +115,7 @@ class Host:
         self.lookup_calls = []  # (rank, keys, directives)
         self.unpublish_calls = []  # (rank, keys or None)
         self.errors = []
+        self.clients_waiting = threading.Event()
 
     def upcall_map(self):
         upcalls = {
@@ -175,6 +197,8 @@ class Host:
                 stored.append(key)
             self.publish_calls.append((rank, stored))
         log("publish from rank %d: %s" % (rank, stored))
+        if READY_KEY in stored:
+            self.clients_waiting.set()  # last: main() raises the host event
         return self.pmix.PMIX_SUCCESS
 
     def lookup(self, args, *unused):
@@ -203,7 +227,7 @@ class Host:
         # this upcall (args has only "proc" and "directives"; the same with
         # Debian's OpenPMIx, and a C host gets them), so they look like
         # NULL keys, which the standard reads as "all this process
-        # published". client.py's unpublish names exactly that.
+        # published". Each client's unpublish names exactly that.
         keys = [as_str(k) for k in args["keys"]] if "keys" in args else None
         with self.lock:
             self.unpublish_calls.append((rank, keys))
@@ -225,16 +249,16 @@ class Host:
         if sorted(self.finalized) != ranks:
             found.append("client_finalized upcalls for ranks %s, expected %s"
                          % (self.finalized, ranks))
-        if self.publish_calls != [(0, [PUBLISHED_KEY])]:
-            found.append("publish upcalls %s, expected rank 0 publishing %s"
-                         % (self.publish_calls, PUBLISHED_KEY))
+        if sorted(self.publish_calls) != [(0, [PUBLISHED_KEY]), (1, [READY_KEY])]:
+            found.append("publish upcalls %s, expected rank 0 publishing %s and rank 1 %s"
+                         % (self.publish_calls, PUBLISHED_KEY, READY_KEY))
         waited = [c for c in self.lookup_calls
                   if c[0] == 1 and c[1] == [PUBLISHED_KEY] and "pmix.wait" in c[2]]
         if not waited:
             found.append("no lookup of %s with PMIX_WAIT from rank 1: %s"
                          % (PUBLISHED_KEY, self.lookup_calls))
-        if [c[0] for c in self.unpublish_calls] != [0]:
-            found.append("unpublish upcalls %s, expected one from rank 0" % self.unpublish_calls)
+        if sorted(c[0] for c in self.unpublish_calls) != ranks:
+            found.append("unpublish upcalls %s, expected one from each rank" % self.unpublish_calls)
         if self.published:
             found.append("data still published at the end: %s" % self.published)
         return found
@@ -261,15 +285,6 @@ def job_info(pmix, server):
             info(pmix.PMIX_LOCAL_PEERS, ",".join(str(r) for r in range(NPROCS)), pmix.PMIX_STRING)]
 
 
-def notify_host_event(pmix, server):
-    # Range LOCAL: every client on this node, including those yet to come.
-    payload = [info("pypmix.host.payload", HOST_EVENT_PAYLOAD, pmix.PMIX_STRING)]
-    rc = server.notify_event(HOST_EVENT, HOST_SOURCE, pmix.PMIX_RANGE_LOCAL, payload)
-    log("notify_event(%d) from the host = %d" % (HOST_EVENT, rc))
-    if rc not in (pmix.PMIX_SUCCESS, pmix.PMIX_OPERATION_SUCCEEDED):
-        sys.exit("server: notify_event = %d" % rc)
-
-
 def start_clients(pmix, server, ours):
     procs = []
     try:
@@ -284,7 +299,6 @@ def start_clients(pmix, server, ours):
 
 
 def start_client(pmix, server, ours, rank):
-    client_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), "client.py")
     proc = {"nspace": NSPACE, "rank": rank}
     rc = server.register_client(proc, os.getuid(), os.getgid())
     if rc not in (pmix.PMIX_SUCCESS, pmix.PMIX_OPERATION_SUCCEEDED):
@@ -297,17 +311,31 @@ def start_client(pmix, server, ours, rank):
         sys.exit("server: setup_fork(rank %d) named another process: %s" % (rank, fork_env))
     env = os.environ.copy()
     env.update(fork_env)
-    argv = ["/usr/bin/python3", "-W", "ignore", client_py, ours]
-    return subprocess.Popen(argv, env=env)
+    client_py = os.path.join(os.path.dirname(os.path.abspath(__file__)), "client.py")
+    return subprocess.Popen(["/usr/bin/python3", "-W", "ignore", client_py, ours], env=env)
 
 
-def wait_clients(procs):
-    deadline = time.monotonic() + JOB_TIMEOUT
+def raise_host_event(pmix, server, host, procs, deadline):
+    """Raises the host event once rank 1 said it waits for it (see above)."""
+    while time.monotonic() < deadline and all(p.poll() is None for p in procs):
+        if host.clients_waiting.wait(timeout=0.05):
+            # Range LOCAL: every client on this node; the source is the host.
+            payload = [info("pypmix.host.payload", HOST_EVENT_PAYLOAD, pmix.PMIX_STRING)]
+            rc = server.notify_event(HOST_EVENT, HOST_SOURCE, pmix.PMIX_RANGE_LOCAL, payload)
+            log("notify_event(%d) from the host = %d" % (HOST_EVENT, rc))
+            if rc not in (pmix.PMIX_SUCCESS, pmix.PMIX_OPERATION_SUCCEEDED):
+                host.fail("the host's notify_event returned %d" % rc)
+            return
+
+
+def wait_clients(procs, deadline):
     failed = []
     for rank, p in enumerate(procs):
         try:
             rc = p.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGUSR1)  # client.py: dump the stacks
+            time.sleep(1)
             p.kill()
             p.wait(timeout=10)
             failed.append("rank %d did not finish within %.0f s (killed)" % (rank, JOB_TIMEOUT))
@@ -323,6 +351,7 @@ def main():
     ours = os.path.realpath(sys.argv[1])
     # Last resort against a hang inside a PMIx call: dump the stacks, exit.
     faulthandler.dump_traceback_later(JOB_TIMEOUT + 30, exit=True)
+    sys.setswitchinterval(SWITCH_INTERVAL)
     import pmix
 
     check_our_library(ours)
@@ -339,8 +368,10 @@ def main():
         rc = server.register_nspace(NSPACE, NPROCS, job_info(pmix, server))
         if rc not in (pmix.PMIX_SUCCESS, pmix.PMIX_OPERATION_SUCCEEDED):
             sys.exit("server: register_nspace = %d" % rc)
-        notify_host_event(pmix, server)
-        failed = wait_clients(start_clients(pmix, server, ours))
+        procs = start_clients(pmix, server, ours)
+        deadline = time.monotonic() + JOB_TIMEOUT
+        raise_host_event(pmix, server, host, procs, deadline)
+        failed = wait_clients(procs, deadline)
         for rank in range(NPROCS):
             server.deregister_client({"nspace": NSPACE, "rank": rank})
         server.deregister_nspace(NSPACE)
