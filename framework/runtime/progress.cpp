@@ -122,7 +122,11 @@ void ProgressEngine::thread_main() {
     thread_id_ = std::this_thread::get_id();
     for (;;) {
         in_dispatch_ = true;
-        event_base_loop(base_, EVLOOP_ONCE);
+        // NO_EXIT_ON_EMPTY: with no event pending (before the connection is
+        // watched, after the server closed it at finalize) a plain ONCE
+        // returns at once and this loop would spin until release(); posted
+        // work still wakes it through wake_ (event_active from any thread).
+        event_base_loop(base_, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
         in_dispatch_ = false;
         run_posted();
         std::lock_guard lock(mutex_);
