@@ -165,9 +165,21 @@ class UsockListener final : public mca::ptl::Listener {
 // process, tests): the pid makes the name unique among live processes.
 std::atomic<unsigned> listener_sequence{0};
 
-}  // namespace
+// "pmixpp.<pid>.<n>", the next listener name of this process.
+std::string next_listener_name() {
+    return "pmixpp." + std::to_string(::getpid()) + "." +
+           std::to_string(listener_sequence.fetch_add(1));
+}
 
-namespace {
+// A non-blocking, close-on-exec AF_UNIX stream socket for a listener.
+Result<UniqueFd> listener_socket() {
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) {
+        return Status(PMIX_ERROR, std::string(kComponent) +
+                                      ": cannot create an AF_UNIX socket: " + errno_text(errno));
+    }
+    return fd;
+}
 
 // A listener on "@pmixpp.<pid>.<n>" in the abstract namespace. Nothing in the
 // file system: a host that empties its session directory (Open MPI's orted
@@ -175,16 +187,13 @@ namespace {
 // Another pid namespace sharing this network namespace may hold the same
 // name: then the next <n>.
 Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> listen_abstract() {
-    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd) {
-        return Status(PMIX_ERROR, std::string(kComponent) +
-                                      ": cannot create an AF_UNIX socket: " + errno_text(errno));
-    }
+    auto socket = listener_socket();
+    if (!socket) return socket.status();
+    UniqueFd fd = std::move(socket).value();
     std::string name;
     int err = EADDRINUSE;
     for (int attempt = 0; attempt < 64 && err == EADDRINUSE; ++attempt) {
-        name = "@pmixpp." + std::to_string(::getpid()) + "." +
-               std::to_string(listener_sequence.fetch_add(1));
+        name = "@" + next_listener_name();
         auto address = unix_address(name, "abstract name " + name, "");
         if (!address) return address.status();
         err = ::bind(fd.get(), address.value().get(), address.value().length) == 0 ? 0 : errno;
@@ -209,18 +218,15 @@ Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> UsockModule::listen(
     if (config_.abstract) return listen_abstract();
     std::string dir = default_tmpdir(server_info, config_);
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    const std::string path = dir + "/pmixpp." + std::to_string(::getpid()) + "." +
-                             std::to_string(listener_sequence.fetch_add(1));
+    const std::string path = dir + "/" + next_listener_name();
     auto address =
         unix_address(path, "socket path " + path,
                      " (set PMIX_SERVER_TMPDIR or ptl_usock_tmpdir to a shorter directory)");
     if (!address) return address.status();
 
-    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd) {
-        return Status(PMIX_ERROR, std::string(kComponent) +
-                                      ": cannot create an AF_UNIX socket: " + errno_text(errno));
-    }
+    auto socket = listener_socket();
+    if (!socket) return socket.status();
+    UniqueFd fd = std::move(socket).value();
     const UnixAddress &sa = address.value();
     int rc = ::bind(fd.get(), sa.get(), sa.length);
     if (rc != 0 && errno == EADDRINUSE && is_abandoned_socket(sa)) {

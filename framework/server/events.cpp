@@ -29,6 +29,13 @@ auto log() {
     return mca::framework_logger("server");
 }
 
+// The codes of a registration in one order: the key under which the host was
+// asked for them (register_events once per set of codes).
+std::vector<pmix_status_t> sorted_codes(std::vector<pmix_status_t> codes) {
+    std::sort(codes.begin(), codes.end());
+    return codes;
+}
+
 bool same_nspace(const pmix_proc_t &a, const pmix_proc_t &b) {
     return std::strncmp(a.nspace, b.nspace, PMIX_MAX_NSLEN) == 0;
 }
@@ -125,8 +132,7 @@ void Server::handle_register_events(Channel &ch, Frame &frame) {
         send_reply(reply, status_body(PMIX_SUCCESS));
         replay_events(key, id);
     };
-    std::vector<pmix_status_t> sorted = codes;
-    std::sort(sorted.begin(), sorted.end());
+    const std::vector<pmix_status_t> sorted = sorted_codes(codes);
     if (!environment || host_.register_events == nullptr || host_event_codes_.count(sorted) != 0) {
         finish(PMIX_SUCCESS);
         return;
@@ -166,26 +172,25 @@ void Server::handle_deregister_events(Channel &ch, Frame &frame) {
     }
     auto reg = it->second.find(id);
     const bool environment = reg->second.environment_events;
-    std::vector<pmix_status_t> sorted = reg->second.codes;
-    std::sort(sorted.begin(), sorted.end());
+    const std::vector<pmix_status_t> sorted = sorted_codes(reg->second.codes);
     it->second.erase(reg);
     send_reply(reply, status_body(PMIX_SUCCESS));
     if (environment) release_host_events(sorted);
 }
 
-void Server::release_host_events(const std::vector<pmix_status_t> &sorted_codes) {
-    if (host_event_codes_.count(sorted_codes) == 0) return;
+void Server::release_host_events(const std::vector<pmix_status_t> &sorted) {
+    if (host_event_codes_.count(sorted) == 0) return;
     for (const auto &[client, regs] : event_regs_) {
         for (const auto &[id, spec] : regs) {
-            if (!spec.environment_events || spec.codes.size() != sorted_codes.size()) continue;
-            std::vector<pmix_status_t> codes = spec.codes;
-            std::sort(codes.begin(), codes.end());
-            if (codes == sorted_codes) return;  // still wanted
+            if (spec.environment_events && spec.codes.size() == sorted.size() &&
+                sorted_codes(spec.codes) == sorted) {
+                return;  // still wanted
+            }
         }
     }
-    host_event_codes_.erase(sorted_codes);
+    host_event_codes_.erase(sorted);
     if (host_.deregister_events == nullptr) return;
-    auto codes = std::make_shared<std::vector<pmix_status_t>>(sorted_codes);
+    auto codes = std::make_shared<std::vector<pmix_status_t>>(sorted);
     call_host_op(
         [this, codes](pmix_op_cbfunc_t cb, void *cbdata) {
             return host_.deregister_events(codes->empty() ? nullptr : codes->data(), codes->size(),
@@ -350,9 +355,7 @@ void Server::forget_event_client(const ProcKey &client) {
         std::set<std::vector<pmix_status_t>> released;
         for (const auto &[id, spec] : regs->second) {
             if (!spec.environment_events) continue;
-            std::vector<pmix_status_t> sorted = spec.codes;
-            std::sort(sorted.begin(), sorted.end());
-            released.insert(std::move(sorted));
+            released.insert(sorted_codes(spec.codes));
         }
         event_regs_.erase(regs);
         for (const auto &codes : released) release_host_events(codes);

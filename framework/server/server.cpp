@@ -778,12 +778,23 @@ void Server::complete_fence(std::uint64_t id, pmix_status_t status,
     for (const auto &[k, reply] : t.contributed) send_reply(reply, body);
 }
 
-void Server::fail_fences_of(const ProcKey &lost) {
+void Server::fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed) {
     std::vector<std::uint64_t> ids;
     for (const auto &[id, t] : fences_) {
-        if (!t.host_called && t.expected_local.count(lost) != 0) ids.push_back(id);
+        if (!t.host_called && doomed(t)) ids.push_back(id);
     }
     for (auto id : ids) complete_fence(id, PMIX_ERR_LOST_CONNECTION, {});
+}
+
+void Server::fail_fences_of(const ProcKey &lost) {
+    fail_fences_if([&](const FenceTracker &t) { return t.expected_local.count(lost) != 0; });
+}
+
+void Server::fail_fences_naming(const std::string &nspace) {
+    fail_fences_if([&](const FenceTracker &t) {
+        return std::any_of(t.procs.begin(), t.procs.end(),
+                           [&](const pmix_proc_t &p) { return key_of(p).first == nspace; });
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -928,17 +939,8 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
 }
 
 void Server::deregister_nspace(const std::string &nspace) {
-    // Collectives naming the job can no longer complete: their participants
-    // get an error now instead of waiting for their timeout (or forever).
-    std::vector<std::uint64_t> doomed;
-    for (const auto &[id, t] : fences_) {
-        if (t.host_called) continue;
-        if (std::any_of(t.procs.begin(), t.procs.end(),
-                        [&](const pmix_proc_t &p) { return key_of(p).first == nspace; })) {
-            doomed.push_back(id);
-        }
-    }
-    for (const auto id : doomed) complete_fence(id, PMIX_ERR_LOST_CONNECTION, {});
+    // Its participants get an error now, not at their timeout (or never).
+    fail_fences_naming(nspace);
     JobRecord *job = find_job(nspace);
     if (job != nullptr) {
         for (auto &[rank, client] : job->clients) {

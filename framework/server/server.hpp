@@ -181,7 +181,7 @@ class Server {
     // After a registration for environment events with these (sorted) codes
     // went away: when no other registration wants them, the host's
     // deregister_events upcall, the counterpart of register_events.
-    void release_host_events(const std::vector<pmix_status_t> &sorted_codes);
+    void release_host_events(const std::vector<pmix_status_t> &sorted);
     // Runs (and forgets) the cleanup directives a client registered through
     // PMIx_Job_control (job_control.cpp): at its finalize, loss or deregistration.
     void run_cleanup(const ProcKey &proc);
@@ -207,7 +207,12 @@ class Server {
     void complete_fence(std::uint64_t id, pmix_status_t status,
                         const std::vector<std::uint8_t> &host_stream);
     bool all_local(const std::vector<pmix_proc_t> &procs);
+    // Completes with PMIX_ERR_LOST_CONNECTION the collectives not yet handed
+    // to the host that expect `lost` (fail_fences_of) or that name a process
+    // of `nspace` (fail_fences_naming): they can no longer complete.
     void fail_fences_of(const ProcKey &lost);
+    void fail_fences_naming(const std::string &nspace);
+    void fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed);
     // Connect / disconnect (connect.cpp): the host's upcall, and the answer
     // to the local participants once the collective completed.
     void call_host_connect(FenceTracker &t);

@@ -39,37 +39,19 @@ import signal
 import sys
 import threading
 
-NPROCS = 2
+from dropin_common import (HOST_EVENT, HOST_EVENT_PAYLOAD, NPROCS, PUBLISHED_KEY, READY_KEY,
+                           SWITCH_INTERVAL, info, mapped_libpmix)
+
 PEER_EVENT = -3100  # rank 0 -> rank 1
 PEER_EVENT_PAYLOAD = "rank0-says-hello"
-HOST_EVENT = -3101  # server.py -> both
 HOST_SOURCE = ("pypmix.host", 0)
-HOST_EVENT_PAYLOAD = "host-says-hello"
-PUBLISHED_KEY = "pypmix.published"
 PUBLISHED_VALUE = "published-by-rank-0"
-READY_KEY = "pypmix.waiting"  # rank 1: "waiting for the host event now"
 EVENT_TIMEOUT = 20.0  # seconds
 PMIX_TIMEOUT = 30  # seconds, given to fence and lookup
-SWITCH_INTERVAL = 5.0  # seconds; see the module comment
 
 
 class TestFailure(Exception):
     pass
-
-
-def info(key, value, val_type):
-    # The binding leaves pmix_info_t.flags uninitialised unless given.
-    return {"key": key, "flags": 0, "value": value, "val_type": val_type}
-
-
-def mapped_libpmix():
-    paths = set()
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            fields = line.split()
-            if len(fields) >= 6 and os.path.basename(fields[5]).startswith("libpmix.so"):
-                paths.add(os.path.realpath(fields[5]))
-    return paths
 
 
 def put_value(rank):

@@ -47,36 +47,18 @@ import tempfile
 import threading
 import time
 
+from dropin_common import (HOST_EVENT, HOST_EVENT_PAYLOAD, NPROCS, PUBLISHED_KEY, READY_KEY,
+                           SWITCH_INTERVAL, info, mapped_libpmix)
+
 NSPACE = "pypmix.job"
-NPROCS = 2
-PUBLISHED_KEY = "pypmix.published"  # rank 0 publishes it, rank 1 looks it up
-READY_KEY = "pypmix.waiting"  # rank 1: "waiting for the host event now"
-HOST_EVENT = -3101
 HOST_SOURCE = {"nspace": "pypmix.host", "rank": 0}
-HOST_EVENT_PAYLOAD = "host-says-hello"
 JOB_TIMEOUT = 60.0  # seconds for the clients to finish
-SWITCH_INTERVAL = 5.0  # seconds; see the module comment
 
 
 def log(msg):
     # One write per line, so that lines of several processes do not mix.
     sys.stdout.write("[server] %s\n" % msg)
     sys.stdout.flush()
-
-
-def info(key, value, val_type):
-    # The binding leaves pmix_info_t.flags uninitialised unless given.
-    return {"key": key, "flags": 0, "value": value, "val_type": val_type}
-
-
-def mapped_libpmix():
-    paths = set()
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            fields = line.split()
-            if len(fields) >= 6 and os.path.basename(fields[5]).startswith("libpmix.so"):
-                paths.add(os.path.realpath(fields[5]))
-    return paths
 
 
 def check_our_library(ours):
