@@ -72,6 +72,10 @@ int main(int argc, char **argv) {
         fail("Get job size", rc);
     const uint32_t nprocs = val->data.uint32;
     PMIX_VALUE_RELEASE(val);
+    /* Start-up barrier (not timed), as MPI_Init has: a rank that has finished
+     * PMIx_Init waits here instead of running the loops below while later
+     * ranks are still starting, so the Init figure is Init's own. */
+    if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) fail("start-up Fence", rc);
 
     size_t cap = get_iters > fence_iters ? get_iters : fence_iters;
     if (nprocs > cap) cap = nprocs;

@@ -26,6 +26,7 @@
 static uint64_t *samples;
 static size_t nsamples, capacity;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t all_in = PTHREAD_COND_INITIALIZER; /* nsamples reached capacity */
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -59,6 +60,7 @@ static void handler(size_t id, pmix_status_t status, const pmix_proc_t *source, 
         if (PMIX_CHECK_KEY(&info[i], T0_KEY) && info[i].value.type == PMIX_UINT64) {
             pthread_mutex_lock(&lock);
             if (nsamples < capacity) samples[nsamples++] = t - info[i].value.data.uint64;
+            if (nsamples == capacity) pthread_cond_signal(&all_in);
             pthread_mutex_unlock(&lock);
         }
     }
@@ -99,14 +101,16 @@ int main(int argc, char **argv) {
             usleep((useconds_t)gap_us);
         }
     }
-    /* let the last events arrive (bounded: 5 s) */
-    for (int w = 0; w < 500; ++w) {
-        pthread_mutex_lock(&lock);
-        size_t got = nsamples;
-        pthread_mutex_unlock(&lock);
-        if (got >= iters) break;
-        usleep(10000);
+    /* let the last events arrive (bounded: 5 s after the last one was sent;
+     * waiting on a condition variable, not polling, so that the waiting
+     * ranks do not add wake-ups of their own to the figure) */
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += me.rank == 0 ? 5 : 5 + (time_t)(iters * (size_t)gap_us / 1000000);
+    pthread_mutex_lock(&lock);
+    while (nsamples < iters && pthread_cond_timedwait(&all_in, &lock, &deadline) == 0) {
     }
+    pthread_mutex_unlock(&lock);
     if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) fail("fence", rc);
 
     pthread_mutex_lock(&lock);

@@ -59,14 +59,15 @@ mca::Result<RingCache::EventId> RingCache::cache(CachedEvent event) {
         auto &awaiting = event.awaiting;
         std::sort(awaiting.begin(), awaiting.end(), proc_less);
         awaiting.erase(std::unique(awaiting.begin(), awaiting.end(), same_proc), awaiting.end());
-        if (awaiting.empty()) return id;  // everybody had it already: nothing to keep
+    } else {
+        event.awaiting.clear();
     }
     const bool job_event = event.is_job_event();
     const Index slot = store(std::move(event));
     if (job_event) job_slots_.emplace(id, slot);
-    // Insert first, then trim: an environment event arriving in a cache full of
-    // awaited job events is itself the oldest environment event, so it is the
-    // one evicted; environment events never push out awaited job events.
+    // Insert first, then trim: an event nobody awaits arriving in a cache full
+    // of awaited job events is itself the oldest such event, so it is the one
+    // evicted; only a flood of awaited job events pushes out an awaited one.
     trim_to_capacity();
     return id;
 }
@@ -74,31 +75,33 @@ mca::Result<RingCache::EventId> RingCache::cache(CachedEvent event) {
 void RingCache::replay(const pmix_proc_t &peer,
                        const std::function<bool(const CachedEvent &event)> &deliver) {
     // Merge the two lists by id. Each step reads the next index before the
-    // current event can be released.
-    Index env = environment_.head;
-    Index job = jobs_.head;
-    while (env != kNone || job != kNone) {
-        const bool env_first =
-            job == kNone || (env != kNone && slots_[env].event.id < slots_[job].event.id);
-        if (env_first) {
-            const Index next = slots_[env].next;
-            deliver(slots_[env].event);  // environment events stay whatever happens
-            env = next;
+    // current event can move to the other list.
+    Index settled = settled_.head;
+    Index awaited = awaited_.head;
+    while (settled != kNone || awaited != kNone) {
+        const bool settled_first =
+            awaited == kNone ||
+            (settled != kNone && slots_[settled].event.id < slots_[awaited].event.id);
+        if (settled_first) {
+            const Index next = slots_[settled].next;
+            deliver(slots_[settled].event);  // nobody awaits it: it stays whatever happens
+            settled = next;
         } else {
-            const Index next = slots_[job].next;
-            offer_job_event(job, peer, deliver);
-            job = next;
+            const Index next = slots_[awaited].next;
+            offer_awaited(awaited, peer, deliver);
+            awaited = next;
         }
     }
 }
 
-void RingCache::offer_job_event(Index slot, const pmix_proc_t &peer,
-                                const std::function<bool(const CachedEvent &event)> &deliver) {
+void RingCache::offer_awaited(Index slot, const pmix_proc_t &peer,
+                              const std::function<bool(const CachedEvent &event)> &deliver) {
     auto &event = slots_[slot].event;
-    if (find_awaiting(event.awaiting, peer) == event.awaiting.end()) return;
     if (!deliver(event)) return;
-    event.awaiting.erase(find_awaiting(event.awaiting, peer));
-    if (event.awaiting.empty()) release(slot);
+    const auto it = find_awaiting(event.awaiting, peer);
+    if (it == event.awaiting.end()) return;  // a later handler of a client that had it
+    event.awaiting.erase(it);
+    if (event.awaiting.empty()) settle(slot);
 }
 
 Status RingCache::mark_delivered(EventId id, const pmix_proc_t &peer) {
@@ -106,7 +109,7 @@ Status RingCache::mark_delivered(EventId id, const pmix_proc_t &peer) {
     if (found == job_slots_.end()) {
         return Status(PMIX_ERR_NOT_FOUND,
                       "evcache_ring: no job event " + std::to_string(id) +
-                          " in the cache (already released, evicted, or never kept)");
+                          " in the cache (evicted, dropped with its job, or never kept)");
     }
     const Index slot = found->second;
     auto &awaiting = slots_[slot].event.awaiting;
@@ -116,22 +119,24 @@ Status RingCache::mark_delivered(EventId id, const pmix_proc_t &peer) {
                                               " is not awaiting event " + std::to_string(id));
     }
     awaiting.erase(it);
-    if (awaiting.empty()) release(slot);
+    if (awaiting.empty()) settle(slot);
     return Status::success();
 }
 
 void RingCache::forget_job(std::string_view nspace) {
-    for (Index slot = jobs_.head; slot != kNone;) {
-        const Index next = slots_[slot].next;
-        auto &event = slots_[slot].event;
-        if (event.job == nspace) {
-            release(slot);
-        } else {
-            std::erase_if(event.awaiting,
-                          [&](const pmix_proc_t &proc) { return nspace_of(proc) == nspace; });
-            if (event.awaiting.empty()) release(slot);
+    for (Lane *lane : {&awaited_, &settled_}) {
+        for (Index slot = lane->head; slot != kNone;) {
+            const Index next = slots_[slot].next;
+            auto &event = slots_[slot].event;
+            if (event.job == nspace) {
+                release(slot);
+            } else if (slots_[slot].awaited) {
+                std::erase_if(event.awaiting,
+                              [&](const pmix_proc_t &proc) { return nspace_of(proc) == nspace; });
+                if (event.awaiting.empty()) settle(slot);
+            }
+            slot = next;
         }
-        slot = next;
     }
 }
 
@@ -145,7 +150,8 @@ RingCache::Index RingCache::store(CachedEvent event) {
         slot = slots_.size();
         slots_.push_back(Slot{std::move(event)});
     }
-    link_back(lane_of(slots_[slot].event), slot);
+    slots_[slot].awaited = !slots_[slot].event.awaiting.empty();
+    link_back(lane_of(slot), slot);
     return slot;
 }
 
@@ -159,6 +165,32 @@ void RingCache::link_back(Lane &lane, Index slot) {
     }
     lane.tail = slot;
     ++lane.count;
+}
+
+void RingCache::link_in_order(Lane &lane, Index slot) {
+    const EventId id = slots_[slot].event.id;
+    Index after = lane.tail;  // the newest event older than `slot`
+    while (after != kNone && slots_[after].event.id > id) after = slots_[after].prev;
+    Slot &s = slots_[slot];
+    s.prev = after;
+    s.next = after == kNone ? lane.head : slots_[after].next;
+    if (s.prev != kNone) {
+        slots_[s.prev].next = slot;
+    } else {
+        lane.head = slot;
+    }
+    if (s.next != kNone) {
+        slots_[s.next].prev = slot;
+    } else {
+        lane.tail = slot;
+    }
+    ++lane.count;
+}
+
+void RingCache::settle(Index slot) {
+    unlink(awaited_, slot);
+    slots_[slot].awaited = false;
+    link_in_order(settled_, slot);
 }
 
 void RingCache::unlink(Lane &lane, Index slot) {
@@ -180,15 +212,16 @@ void RingCache::unlink(Lane &lane, Index slot) {
 void RingCache::release(Index slot) {
     auto &event = slots_[slot].event;
     if (event.is_job_event()) job_slots_.erase(event.id);
-    unlink(lane_of(event), slot);
+    unlink(lane_of(slot), slot);
     event = CachedEvent{};  // free the message and lists now, not when the slot is reused
+    slots_[slot].awaited = false;
     free_slots_.push_back(slot);
 }
 
 void RingCache::trim_to_capacity() {
     while (size() > capacity_) {
-        const bool flood = environment_.count == 0;
-        const Index victim = flood ? jobs_.head : environment_.head;
+        const bool flood = settled_.count == 0;
+        const Index victim = flood ? awaited_.head : settled_.head;
         report_eviction(slots_[victim].event,
                         flood ? EvictionReason::kFlood : EvictionReason::kCapacity);
         release(victim);

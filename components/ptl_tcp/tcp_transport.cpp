@@ -119,11 +119,25 @@ bool listening_requested(std::span<const pmix_info_t> info) {
 
 }  // namespace
 
-bool family_available(int family) {
+static bool probe_family(int family) {
     UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd) return false;
     const SocketAddress loopback = SocketAddress::loopback(family, 0);
     return ::bind(fd.get(), loopback.get(), loopback.length) == 0;
+}
+
+bool family_available(int family) {
+    // Probed once per process: query and create_module both ask, in every
+    // client's PMIx_Init, and a host's loopback families do not come and go.
+    if (family == AF_INET) {
+        static const bool ipv4 = probe_family(AF_INET);
+        return ipv4;
+    }
+    if (family == AF_INET6) {
+        static const bool ipv6 = probe_family(AF_INET6);
+        return ipv6;
+    }
+    return probe_family(family);
 }
 
 bool TcpModule::handles_uri(std::string_view uri) const {

@@ -3,8 +3,7 @@
 // Contract (docs/status.md): a function that is not built yet never fakes
 // success. Before any face of the library is initialized it answers
 // PMIX_ERR_INIT, as the standard requires of every call made too early; once
-// a face is initialized it answers PMIX_ERR_NOT_SUPPORTED. The three init
-// functions answer PMIX_ERR_NOT_SUPPORTED. A non-blocking form returns that
+// a face is initialized it answers PMIX_ERR_NOT_SUPPORTED. A non-blocking form returns that
 // status at once, so by the standard's rule its callback is never called.
 // Output pointers of the blocking forms are set to empty values so a caller
 // that frees them on error frees nothing.
@@ -315,15 +314,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(char * /*pset_name*/) {
 }
 
 // ---- Tool --------------------------------------------------------------------------------------
-PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t * /*proc*/, pmix_info_t * /*info*/,
-                                         size_t /*ninfo*/) {
-    return PMIX_ERR_NOT_SUPPORTED;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_tool_finalize(void) {
-    return unavailable();
-}
-
+// PMIx_tool_init / PMIx_tool_finalize: framework/client/tool.cpp.
 PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t * /*myproc*/,
                                                      pmix_proc_t * /*server*/,
                                                      pmix_info_t * /*info*/, size_t /*ninfo*/) {

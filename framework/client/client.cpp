@@ -1,7 +1,13 @@
 #include "client/client.hpp"
 #include "client/request_util.hpp"
 
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
 
 #include <cstdlib>
 #include <cstring>
@@ -69,6 +75,82 @@ void release_value(pmix_value_t *v) {
     if (v == nullptr) return;
     wire::destruct(PMIX_VALUE, v, 1);
     std::free(v);
+}
+
+// The handshake runs in the caller's thread, on a connection the progress thread
+// does not watch yet (Client::init): blocking frame I/O with a deadline.
+using Deadline = std::chrono::steady_clock::time_point;
+
+bool wait_fd(int fd, short events, Deadline deadline) {
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              deadline - std::chrono::steady_clock::now())
+                              .count();
+        pollfd p{fd, events, 0};
+        const int n = ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left, 0, INT_MAX)));
+        if (n > 0) return true;  // ready, or an error the next read/write reports
+        if (n == 0 || errno != EINTR) return false;
+    }
+}
+
+bool write_all(int fd, std::span<const std::uint8_t> data, Deadline deadline) {
+    while (!data.empty()) {
+        const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+        if (n > 0) {
+            data = data.subspan(static_cast<std::size_t>(n));
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!wait_fd(fd, POLLOUT, deadline)) return false;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+enum class ReadStatus { ok, timeout, closed };
+
+ReadStatus read_all(int fd, std::uint8_t *data, std::size_t size, Deadline deadline) {
+    while (size > 0) {
+        const ssize_t n = ::recv(fd, data, size, 0);
+        if (n > 0) {
+            data += n;
+            size -= static_cast<std::size_t>(n);
+        } else if (n == 0) {
+            return ReadStatus::closed;
+        } else if (errno == EINTR) {
+            continue;
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (!wait_fd(fd, POLLIN, deadline)) return ReadStatus::timeout;
+        } else {
+            return ReadStatus::closed;
+        }
+    }
+    return ReadStatus::ok;
+}
+
+// Reads exactly one frame (never a byte of the next: what follows stays in the
+// socket for the channel). Empty `reason` on success.
+std::string read_frame(int fd, Deadline deadline, Frame &out) {
+    const wire::FrameLimits &limits = wire::FrameLimits::process_wide();
+    std::uint8_t raw[wire::kFrameHeaderSize];
+    auto st = read_all(fd, raw, sizeof raw, deadline);
+    if (st == ReadStatus::ok) {
+        const wire::FrameHeader header = wire::decode_header(raw);
+        if (std::string bad = wire::check_header(header, limits); !bad.empty())
+            return "malformed frame: " + bad;
+        std::vector<std::uint8_t> payload(header.length);
+        st = read_all(fd, payload.data(), payload.size(), deadline);
+        if (st == ReadStatus::ok) {
+            std::string reason;
+            if (!wire::open_frame(header, std::move(payload), limits, out, reason))
+                return "malformed frame: " + reason;
+            return {};
+        }
+    }
+    return st == ReadStatus::timeout ? "no handshake reply within the connect timeout"
+                                     : "connection lost";
 }
 
 std::vector<std::string> split(const std::string &s, char sep) {
@@ -293,84 +375,126 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
         return PMIX_ERR_UNREACH;
     }
 
+    // The handshake is done here, in the caller's thread, before the progress
+    // thread watches the connection: the caller sleeps once, until the reply
+    // arrives, instead of handing the request to the progress thread and waiting
+    // for it to hand the reply back (with 16 processes starting on 2 cores,
+    // each hand-off is a wait for the scheduler). The progress thread starts
+    // while the server works on the request.
+    const Deadline deadline = std::chrono::steady_clock::now() + connect_timeout();
+    const int fd = connection->fd();
+    const auto placement = connection->peer_credentials() ? wire::PeerPlacement::local
+                                                          : wire::PeerPlacement::maybe_remote;
+    const auto body = BodyWriter()
+                          .u32(wire::kProtocolVersion)
+                          .u8(static_cast<std::uint8_t>(wire::Role::client))
+                          .proc(me)
+                          .str(secret)
+                          .u32(static_cast<std::uint32_t>(getuid()))
+                          .u32(static_cast<std::uint32_t>(getgid()))
+                          .u32(static_cast<std::uint32_t>(getpid()))
+                          .infos(info.data(), info.size())
+                          .take();
+    // Tag 0: request() numbers from 1, so no other reply can carry it.
+    constexpr std::uint32_t kHandshakeTag = 0;
+    std::vector<std::uint8_t> frame_bytes;
+    std::string reason;
+    if (!wire::build_frame(static_cast<std::uint16_t>(Command::handshake), kHandshakeTag, 0, body,
+                           wire::FrameLimits::process_wide(), frame_bytes, reason, placement)) {
+        log()->error("PMIx_Init: handshake not sent: {}", reason);
+        return PMIX_ERR_BAD_PARAM;
+    }
+    if (!write_all(fd, frame_bytes, deadline)) {
+        log()->error("PMIx_Init: cannot reach the server: handshake not sent to {}",
+                     connection->describe_peer());
+        return PMIX_ERR_UNREACH;
+    }
+
     auto &engine = ProgressEngine::instance();
     if (auto st = engine.acquire(); !st.ok()) {
         log()->error("PMIx_Init: {}", st.message());
         return st.code();
     }
-    struct Outcome {
-        pmix_status_t status = PMIX_ERR_TIMEOUT;
-        std::string reason;
-    };
-    auto outcome = std::make_shared<Completion<Outcome>>();
-    auto body = BodyWriter()
-                    .u32(wire::kProtocolVersion)
-                    .u8(static_cast<std::uint8_t>(wire::Role::client))
-                    .proc(me)
-                    .str(secret)
-                    .u32(static_cast<std::uint32_t>(getuid()))
-                    .u32(static_cast<std::uint32_t>(getgid()))
-                    .u32(static_cast<std::uint32_t>(getpid()))
-                    .infos(info.data(), info.size())
-                    .take();
+    pmix_status_t status = PMIX_SUCCESS;
+    std::vector<Frame> early;  // unsolicited frames ahead of the reply, for the channel
+    Frame reply;
+    for (;;) {
+        Frame f;
+        reason = read_frame(fd, deadline, f);
+        if (!reason.empty()) {
+            // As before: a connection that closes or breaks before the reply is lost.
+            status = reason.starts_with("no handshake reply") ? PMIX_ERR_TIMEOUT
+                                                              : PMIX_ERR_LOST_CONNECTION;
+            break;
+        }
+        if (f.is_reply() && f.tag == kHandshakeTag) {
+            reply = std::move(f);
+            break;
+        }
+        if (!f.is_reply()) early.push_back(std::move(f));
+    }
     auto store_ptr = store.value();
-    engine.run_sync([&] {
-        transports_ = transports.value();
+    if (status == PMIX_SUCCESS) {
+        BodyReader r(reply.body);
+        std::int32_t code = PMIX_ERR_UNPACK_FAILURE;
+        if (!r.i32(code)) code = PMIX_ERR_UNPACK_FAILURE;
+        r.str(reason);
+        status = code;
+        if (status != PMIX_SUCCESS) {
+            if (reason.empty()) reason = "connection lost";
+        } else {
+            std::vector<std::uint8_t> blob;
+            pmix_proc_t server{};
+            r.proc(server);
+            r.bytes(blob);
+            if (!r.finished()) {
+                status = PMIX_ERR_UNPACK_FAILURE;
+                reason = "malformed handshake reply";
+            } else if (!blob.empty()) {
+                auto st = store_ptr->write([&](mca::gds::Module &m) {
+                    return m.store_job(
+                        std::string_view(me.nspace),
+                        std::span<const std::byte>(reinterpret_cast<const std::byte *>(blob.data()),
+                                                   blob.size()));
+                });
+                if (!st.ok()) {
+                    status = st.code();
+                    reason = "job info refused: " + st.message();
+                }
+            }
+            if (status == PMIX_SUCCESS) server_ = server;  // read on the progress thread later
+        }
+    }
+    if (status != PMIX_SUCCESS) {
+        log()->error("PMIx_Init: {}:{} refused by the server: {} ({})", me.nspace, me.rank, reason,
+                     PMIx_Error_string(status));
+        connection.reset();  // closes the socket; no event was ever registered for it
+        engine.release();
+        return status;
+    }
+    // The channel opens on the progress thread; the caller does not wait for
+    // it: every later request is posted after this closure, and frames the
+    // server sends next wait in the socket until the channel reads them.
+    struct Handover {
+        std::unique_ptr<mca::ptl::Connection> connection;
+        std::vector<Frame> early;
+    };
+    auto handover = std::make_shared<Handover>(Handover{std::move(connection), std::move(early)});
+    engine.post([this, transports = transports.value(), handover] {
+        transports_ = transports;
         finalizing_ = false;
         channel_ = Channel::open(
-            std::move(connection), [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
-            [this](Channel &c, const std::string &reason) { on_close(c, reason); });
+            std::move(handover->connection),
+            [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
+            [this](Channel &c, const std::string &why) { on_close(c, why); });
         if (!channel_) {
-            outcome->complete({PMIX_ERR_UNREACH, "cannot watch the connection"});
+            log()->error("PMIx_Init: cannot watch the connection to the server");
+            lost_ = true;
+            raise_lost_connection();
             return;
         }
-        request(Command::handshake, std::move(body),
-                [this, outcome, store_ptr, me](pmix_status_t status, BodyReader &r) {
-                    std::string reason;
-                    r.str(reason);
-                    if (status != PMIX_SUCCESS) {
-                        finalizing_ = true;  // the server closes the connection next
-                        outcome->complete({status, reason.empty() ? "connection lost" : reason});
-                        return;
-                    }
-                    std::vector<std::uint8_t> blob;
-                    r.proc(server_);
-                    r.bytes(blob);
-                    if (!r.finished()) {
-                        outcome->complete({PMIX_ERR_UNPACK_FAILURE, "malformed handshake reply"});
-                        return;
-                    }
-                    if (!blob.empty()) {
-                        auto st = store_ptr->write([&](mca::gds::Module &m) {
-                            return m.store_job(
-                                std::string_view(me.nspace),
-                                std::span<const std::byte>(
-                                    reinterpret_cast<const std::byte *>(blob.data()), blob.size()));
-                        });
-                        if (!st.ok()) {
-                            outcome->complete({st.code(), "job info refused: " + st.message()});
-                            return;
-                        }
-                    }
-                    outcome->complete({PMIX_SUCCESS, ""});
-                });
+        for (auto &f : handover->early) on_frame(*channel_, std::move(f));
     });
-    if (!outcome->wait(connect_timeout())) {
-        outcome->complete({PMIX_ERR_TIMEOUT, "no handshake reply within the connect timeout"});
-    }
-    const Outcome result = outcome->value();
-    if (result.status != PMIX_SUCCESS) {
-        log()->error("PMIx_Init: {}:{} refused by the server: {} ({})", me.nspace, me.rank,
-                     result.reason, PMIx_Error_string(result.status));
-        engine.run_sync([&] {
-            if (channel_) channel_->close("init failed");
-            channel_.reset();
-            pending_.clear();
-            transports_.reset();
-        });
-        engine.release();
-        return result.status;
-    }
     {
         std::unique_lock lock(view_mutex_);
         store_ = store_ptr;
@@ -407,6 +531,7 @@ pmix_status_t Client::finalize(std::span<const pmix_info_t> info) {
         std::unique_lock lock(view_mutex_);
         store_.reset();
     }
+    drop_fence_segment();
     engine.release();
     return PMIX_SUCCESS;
 }
@@ -451,6 +576,8 @@ void Client::on_frame(Channel &, Frame &&frame) {
 void Client::on_close(Channel &ch, const std::string &reason) {
     if (channel_.get() != &ch) return;
     if (!finalizing_) log()->warn("client: lost the connection to the server: {}", reason);
+    lost_ = true;
+    if (auto seg = fence_segment()) seg->wake_all();  // a caller may sleep in its barrier
     auto pending = std::move(pending_);
     pending_.clear();
     for (auto &[tag, handler] : pending) {
@@ -527,6 +654,9 @@ pmix_status_t Client::commit() {
     auto remote =
         store->read([&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_REMOTE); });
     if (!local || !remote) return !local ? local.status().code() : remote.status().code();
+    // Counted before the frame leaves: a peer's Get after a shared-memory
+    // fence waits at the server for this commit (wire/shm_fence.hpp).
+    if (auto seg = fence_segment()) seg->count_commit(me.rank);
     auto body = BodyWriter()
                     .bytes(std::span<const std::byte>(local.value()))
                     .bytes(std::span<const std::byte>(remote.value()))

@@ -9,6 +9,7 @@
 
 #include <pmix.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -27,6 +28,7 @@
 #include "wire/channel.hpp"
 #include "wire/message.hpp"
 #include "wire/protocol.hpp"
+#include "wire/shm_fence.hpp"
 
 namespace pmixpp::client {
 
@@ -55,6 +57,11 @@ class Client {
     void attach_server_view(std::shared_ptr<gds_base::Datastore> store, const pmix_proc_t &self);
     void detach_server_view();
     std::mutex &init_mutex() { return init_mutex_; }
+    // The tool face (tool.cpp): PMIx_tool_init's connection to a server
+    // found by the tool attributes (or none: PMIX_TOOL_DO_NOT_CONNECT), and
+    // its end. Caller's thread, init mutex held.
+    pmix_status_t tool_init(std::span<const pmix_info_t> info, pmix_proc_t *proc);
+    pmix_status_t tool_finalize();
 
     // --- operations ---
     // Whether a datastore is available (a client or server face is up).
@@ -81,6 +88,12 @@ class Client {
     void fence_async(std::vector<pmix_proc_t> procs, bool collect, std::uint32_t timeout_s,
                      std::shared_ptr<wire::InfoArray> info,
                      std::function<void(pmix_status_t)> done);
+    // Caller's thread (not the progress thread): a blocking fence over the
+    // caller's whole namespace without data, in the job's shared-memory
+    // barrier (fence_shm.cpp, wire/shm_fence.hpp). nullopt: this fence does
+    // not qualify, send it to the server.
+    std::optional<pmix_status_t> fence_in_shm(const std::vector<pmix_proc_t> &procs, bool collect,
+                                              std::uint32_t timeout_s);
     // Progress thread: PMIx_Spawn (spawn.cpp). `apps` is the codec encoding
     // (u64 count + elements); done(status, nspace) runs exactly once.
     void spawn_async(std::shared_ptr<wire::InfoArray> job_info, std::vector<std::uint8_t> apps,
@@ -111,10 +124,17 @@ class Client {
     // The connection to the server is gone (not by finalize): raise
     // PMIX_ERR_LOST_CONNECTION to this process's handlers (events.cpp).
     void raise_lost_connection();
+    // The job's fence segment, mapped at first use (nullptr: none); forget it.
+    std::shared_ptr<wire::ShmFence> fence_segment();
+    void drop_fence_segment();
     // Job info of another nspace (spawn, connect replies): connect.cpp.
     pmix_status_t store_job_blob(std::string_view nspace, std::span<const std::uint8_t> blob);
 
     std::mutex init_mutex_;
+    std::mutex shm_mutex_;
+    std::shared_ptr<wire::ShmFence> shm_;  // under shm_mutex_
+    bool shm_probed_ = false;              // under shm_mutex_
+    std::atomic<bool> lost_{false};        // the server connection is gone
     mutable std::shared_mutex view_mutex_;
     std::shared_ptr<gds_base::Datastore> store_;  // the view
     pmix_proc_t self_{};

@@ -142,6 +142,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
     if (!client_up() && !server_up()) return PMIX_ERR_INIT;
     if (procs == nullptr && nprocs > 0) return PMIX_ERR_BAD_PARAM;
     FenceArgs a = fence_args(procs, nprocs, info, ninfo);
+    if (auto rc = Client::instance().fence_in_shm(a.procs, a.collect, a.timeout)) return *rc;
     auto done = std::make_shared<Completion<pmix_status_t>>();
     bool posted = ProgressEngine::instance().post([a, done] {
         Client::instance().fence_async(a.procs, a.collect, a.timeout, a.info,

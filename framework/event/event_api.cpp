@@ -141,7 +141,8 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
     if (!pmixpp::runtime::any_face_initialized()) return PMIX_ERR_INIT;
     auto &client = Client::instance();
     const bool as_client = client.connected();
-    if (!as_client && !server_up()) return PMIX_ERR_NOT_SUPPORTED;  // a tool, for now
+    // An unconnected tool (PMIX_TOOL_DO_NOT_CONNECT) reaches its own handlers only.
+    if (!as_client && !server_up() && range != PMIX_RANGE_PROC_LOCAL) return PMIX_ERR_NOT_SUPPORTED;
     pmix_proc_t self = client.self();
     // A client's own event has itself as source when none is given; the
     // host's, the SMS (standard: pmix_notification_fn_t).

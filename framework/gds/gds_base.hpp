@@ -6,10 +6,13 @@
 // under the exclusive lock.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>  // std::shared_lock
 #include <string>
+#include <string_view>
 
 #include "pmixpp/mca/gds.hpp"
 #include "pmixpp/mca/repository.hpp"
@@ -33,8 +36,13 @@ class Datastore {
     template <class F>
     auto write(F &&f) {
         std::unique_lock lock(mutex_);
+        ++generation_;  // whatever f changes, a cached job blob may be stale
         return f(*module_);
     }
+
+    // assemble_job(), made once and reused until the next write: a server
+    // sends the same blob to every client of a job in its handshake.
+    mca::Result<std::shared_ptr<const mca::gds::Blob>> job_blob(std::string_view nspace) const;
 
   private:
     mca::ModuleHandle handle_;
@@ -42,6 +50,11 @@ class Datastore {
     std::string component_;
     // Writer-preferring: fast-path readers never starve the progress thread.
     mutable runtime::WriterPreferringRwLock mutex_;
+    std::uint64_t generation_ = 0;  // writes so far (exclusive lock)
+    // Job blobs assembled at generation cached_generation_ (any write empties it).
+    mutable std::mutex cache_mutex_;
+    mutable std::uint64_t cached_generation_ = 0;
+    mutable std::map<std::string, std::shared_ptr<const mca::gds::Blob>, std::less<>> job_blobs_;
 };
 
 }  // namespace pmixpp::gds_base

@@ -42,6 +42,15 @@ std::shared_ptr<spdlog::logger> framework_logger(std::string_view framework) {
 }
 
 void set_framework_verbosity(std::string_view framework, long long verbosity) {
+    if (level_for(verbosity) == spdlog::level::warn) {
+        // The level a logger starts at: no need to make one now (the
+        // repository sets every framework's verbosity in each PMIx_Init).
+        auto &l = loggers();
+        std::lock_guard lock(l.mutex);
+        auto it = l.by_framework.find(framework);
+        if (it != l.by_framework.end()) it->second->set_level(spdlog::level::warn);
+        return;
+    }
     framework_logger(framework)->set_level(level_for(verbosity));
 }
 

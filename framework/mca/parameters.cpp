@@ -1,12 +1,15 @@
 // Parameter registry: value parsing, the sources and their precedence.
 #include "pmixpp/mca/parameters.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
 #include <mutex>
 #include <utility>
 
@@ -130,12 +133,31 @@ McaResult<ParsedValue> parse_value(ParamType type, std::string_view text,
 // ---------------------------------------------------------------------------
 
 void read_param_file(const std::string &path, FileValues &into, std::vector<McaError> &problems) {
-    std::ifstream in(path);
-    if (!in) return;  // a missing file is normal (no site defaults)
+    // POSIX I/O, not std::ifstream: every process reads (or fails to find)
+    // these files in PMIx_Init, and a stream would initialise the C++ locale
+    // machinery for nothing.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;  // a missing file is normal (no site defaults)
+    std::string text;
+    char chunk[4096];
+    for (;;) {
+        const ssize_t n = ::read(fd, chunk, sizeof chunk);
+        if (n > 0) {
+            text.append(chunk, static_cast<std::size_t>(n));
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            break;
+        }
+    }
+    ::close(fd);
     FileValues mine;  // within one file the last assignment wins
-    std::string line;
     unsigned lineno = 0;
-    while (std::getline(in, line)) {
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        const auto nl = rest.find('\n');
+        const std::string_view line = rest.substr(0, nl);
+        rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
         ++lineno;
         std::string_view l = trim(line);
         if (l.empty() || l.front() == '#') continue;

@@ -181,7 +181,7 @@ void ComponentRepository::set_log_problems(bool enabled) noexcept {
 
 std::vector<ComponentRecord> ComponentRepository::components(std::string_view framework) {
     std::lock_guard lock(impl_->mutex);
-    impl_->scan_locked();
+    impl_->scan_locked(framework);
     std::vector<ComponentRecord> out;
     for (const auto &r : impl_->records)
         if (r.framework == framework) out.push_back(r);
@@ -192,7 +192,7 @@ std::vector<ComponentRecord> ComponentRepository::components(std::string_view fr
 
 std::vector<LoadFailure> ComponentRepository::failures(std::string_view framework) {
     std::lock_guard lock(impl_->mutex);
-    impl_->scan_locked();
+    impl_->scan_locked(framework);
     std::vector<LoadFailure> out;
     for (const auto &f : impl_->failures)
         if (framework.empty() || f.framework == framework) out.push_back(f);
@@ -201,7 +201,7 @@ std::vector<LoadFailure> ComponentRepository::failures(std::string_view framewor
 
 void ComponentRepository::scan() {
     std::lock_guard lock(impl_->mutex);
-    impl_->scan_locked();
+    impl_->scan_locked({});
 }
 
 // ---------------------------------------------------------------------------
@@ -337,33 +337,54 @@ void ComponentRepository::Impl::scan_file(const fs::path &file) {
     add_checked(descriptor, std::move(fw), std::move(comp), path, std::move(lib));
 }
 
-void ComponentRepository::Impl::scan_locked() {
-    if (scanned) return;
-    scanned = true;
-    if (options.include_static) {
-        for (std::size_t i = 0; i < kStaticComponentCount; ++i) {
-            const auto &e = kStaticComponents[i];
-            const std::string fw = e.framework, comp = e.component;
-            if (find_framework(fw) == nullptr)
-                continue;  // a test repository with its own frameworks
-            add_checked(*e.descriptor, fw, comp, kStaticPath, nullptr);
+void ComponentRepository::Impl::scan_locked(std::string_view framework) {
+    if (scanned_all) return;
+    if (!statics_added) {
+        statics_added = true;  // first, as before: a file of the same name is a duplicate
+        if (options.include_static) {
+            for (std::size_t i = 0; i < kStaticComponentCount; ++i) {
+                const auto &e = kStaticComponents[i];
+                const std::string fw = e.framework, comp = e.component;
+                if (find_framework(fw) == nullptr)
+                    continue;  // a test repository with its own frameworks
+                add_checked(*e.descriptor, fw, comp, kStaticPath, nullptr);
+            }
         }
     }
-    for (const auto &dir : options.search_path) {
-        std::error_code ec;
-        std::vector<fs::path> files;
-        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-            const std::string name = it->path().filename().string();
-            if (name.size() > kFilePrefix.size() + kFileSuffix.size() &&
-                name.compare(0, kFilePrefix.size(), kFilePrefix) == 0 &&
-                name.compare(name.size() - kFileSuffix.size(), kFileSuffix.size(), kFileSuffix) ==
-                    0)
-                files.push_back(it->path());
+    if (!listed) {
+        listed = true;
+        for (const auto &dir : options.search_path) {
+            std::error_code ec;
+            std::vector<fs::path> found;
+            for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+                const std::string name = it->path().filename().string();
+                if (name.size() > kFilePrefix.size() + kFileSuffix.size() &&
+                    name.compare(0, kFilePrefix.size(), kFilePrefix) == 0 &&
+                    name.compare(name.size() - kFileSuffix.size(), kFileSuffix.size(),
+                                 kFileSuffix) == 0)
+                    found.push_back(it->path());
+            }
+            if (ec) framework_logger("mca")->debug("component directory {}: {}", dir, ec.message());
+            std::sort(found.begin(), found.end());  // same order on every run
+            for (auto &f : found) {
+                std::string name = f.filename().string();
+                std::string_view stem(name);
+                stem.remove_prefix(kFilePrefix.size());
+                const auto underscore = stem.find('_');
+                // scan_file() reports a misnamed file; it belongs to no framework.
+                std::string fw = underscore == std::string_view::npos || underscore == 0
+                                     ? std::string()
+                                     : std::string(stem.substr(0, underscore));
+                files.push_back({std::move(f), std::move(fw), false});
+            }
         }
-        if (ec) framework_logger("mca")->debug("component directory {}: {}", dir, ec.message());
-        std::sort(files.begin(), files.end());  // same order on every run
-        for (const auto &f : files) scan_file(f);
     }
+    for (auto &f : files) {
+        if (f.done || (!framework.empty() && f.framework != framework)) continue;
+        f.done = true;
+        scan_file(f.path);
+    }
+    if (framework.empty()) scanned_all = true;
 }
 
 std::string ComponentRepository::Impl::search_path_text() const {

@@ -23,7 +23,19 @@ struct ComponentRepository::Impl {
     RepositoryOptions options;
     std::atomic<bool> log_problems{true};
     std::mutex mutex;  // guards everything below
-    bool scanned = false;
+    // Scanning is per framework: selecting one framework opens only its own
+    // pmix_mca_<fw>_*.so files (a client never pays for the DSOs of frameworks
+    // it does not use). The directories are listed once; every file is scanned
+    // at most once, in search-path order, so duplicates are found as before.
+    bool statics_added = false;
+    bool listed = false;
+    bool scanned_all = false;
+    struct PendingFile {
+        std::filesystem::path path;
+        std::string framework;  // from the file name; empty: not <fw>_<comp>
+        bool done = false;
+    };
+    std::vector<PendingFile> files;        // search-path order, sorted within a directory
     std::vector<ComponentRecord> records;  // passed the checks, in scan order
     std::vector<LoadFailure> failures;
     // Parameter handles given to components, by "<fw>_<comp>"; stable addresses.
@@ -39,7 +51,9 @@ struct ComponentRepository::Impl {
     void add_checked(const pmixpp_mca_component_t &d, std::string fw, std::string comp,
                      std::string path, std::shared_ptr<const void> library);
     void scan_file(const std::filesystem::path &file);
-    void scan_locked();
+    // Scans what `framework` needs (its static components and files); empty:
+    // everything, including misnamed files and files of unknown frameworks.
+    void scan_locked(std::string_view framework);
     std::string search_path_text() const;
 
     // selection.cpp

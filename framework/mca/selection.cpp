@@ -56,7 +56,7 @@ ComponentParameters *ComponentRepository::Impl::ensure_registered(const Componen
 
 FrameworkSelection ComponentRepository::select_components(std::string_view framework) {
     std::lock_guard lock(impl_->mutex);
-    impl_->scan_locked();
+    impl_->scan_locked(framework);
     FrameworkSelection sel;
     sel.framework = std::string(framework);
     auto log = framework_logger(framework);

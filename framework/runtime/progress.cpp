@@ -67,7 +67,11 @@ bool ProgressEngine::post(Task task) {
     std::lock_guard lock(mutex_);
     if (base_ == nullptr) return false;
     queue_.push_back(std::move(task));
-    event_active(wake_, EV_READ, 0);
+    // The progress thread runs the queue before it next sleeps: run_posted()
+    // loops until it is empty, dispatch returns after the current callbacks,
+    // pump_once() does not block while it holds work. Waking the loop from
+    // there would only cost one more turn (an epoll_wait) per closure.
+    if (!on_thread()) event_active(wake_, EV_READ, 0);
     return true;
 }
 
@@ -111,8 +115,13 @@ void ProgressEngine::run_posted() {
 
 bool ProgressEngine::pump_once() {
     if (!on_thread() || in_dispatch_) return false;
+    bool queued = false;
+    {
+        std::lock_guard lock(mutex_);
+        queued = !queue_.empty();
+    }
     in_dispatch_ = true;
-    event_base_loop(base_, EVLOOP_ONCE);
+    event_base_loop(base_, queued ? EVLOOP_NONBLOCK : EVLOOP_ONCE);
     in_dispatch_ = false;
     run_posted();
     return true;

@@ -212,8 +212,11 @@ void Server::handle_notify(Channel &ch, Frame &frame) {
         ch.close("malformed notify request");
         return;
     }
-    send_reply(PendingReply::to(ch, frame), status_body(PMIX_SUCCESS));
+    const auto reply = PendingReply::to(ch, frame);
+    // Route first: the receivers' frames leave before the notifier is woken
+    // by its answer (it competes with them for the CPU).
     route_event(std::make_shared<const Event>(std::move(*ev)), false);
+    send_reply(reply, status_body(PMIX_SUCCESS));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,6 +343,8 @@ void Server::replay_to_self(std::size_t id) {
     auto handler = events.registry().find(id);
     if (!handler) return;
     event_cache_->module().replay(self_, [&](const mca::evcache::CachedEvent &ce) {
+        // Job events target clients: they never reach the server's own handlers.
+        if (ce.is_job_event()) return false;
         BodyReader r(std::span<const std::uint8_t>(
             reinterpret_cast<const std::uint8_t *>(ce.message.data()), ce.message.size()));
         auto ev = Event::read(r);

@@ -115,6 +115,7 @@ Server::Server() {
     handlers_[static_cast<std::uint16_t>(Command::commit)] = &Server::handle_commit;
     handlers_[static_cast<std::uint16_t>(Command::fence)] = &Server::handle_fence;
     handlers_[static_cast<std::uint16_t>(Command::get)] = &Server::handle_get;
+    handlers_[static_cast<std::uint16_t>(Command::fence_shm_done)] = &Server::handle_fence_shm_done;
     handlers_[static_cast<std::uint16_t>(Command::spawn)] = &Server::handle_spawn;
     handlers_[static_cast<std::uint16_t>(Command::connect)] = &Server::handle_connect;
     handlers_[static_cast<std::uint16_t>(Command::disconnect)] = &Server::handle_disconnect;
@@ -184,6 +185,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
         return mca::Status(PMIX_ERR_NOT_AVAILABLE,
                            "server: no transport opened a listener (modules: " + names + ")");
     }
+    configure_tools(info);  // tool.cpp
     active_ = true;
     return mca::Status::success();
 }
@@ -191,6 +193,11 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
 void Server::stop() {
     active_ = false;
     for (auto &[ns, job] : jobs_) {
+        if (job.fence_shm) job.fence_shm->break_with(PMIX_ERR_LOST_CONNECTION);
+        for (auto &w : job.shm_waiters) {
+            if (w.timer != 0) ProgressEngine::instance().cancel(w.timer);
+        }
+        job.shm_waiters.clear();
         for (auto &[rank, client] : job.clients) {
             client.state = ClientRecord::State::finalized;
             client.channel.reset();
@@ -300,6 +307,10 @@ void Server::on_close(Channel &ch, const std::string &reason) {
     }
     ClientRecord *client = find_client(peer.proc);
     if (client == nullptr || client->channel.get() != &ch) return;
+    if (is_tool(peer.proc)) {  // tool.cpp
+        drop_tool(peer.proc);
+        return;
+    }
     client->channel.reset();
     if (client->state == ClientRecord::State::connected ||
         client->state == ClientRecord::State::connecting) {
@@ -307,6 +318,7 @@ void Server::on_close(Channel &ch, const std::string &reason) {
         log()->warn("server: client {} lost its connection ({}) before finalizing",
                     describe(peer.proc), reason);
         fail_fences_of(peer.proc);
+        break_shm_fence(peer.proc.first, PMIX_ERR_LOST_CONNECTION);
         run_cleanup(peer.proc);
         forget_event_client(peer.proc);
         auto waiters = std::move(client->on_commit);
@@ -355,9 +367,10 @@ void Server::refuse(Channel &ch, const Frame &frame, pmix_status_t status,
 std::vector<std::uint8_t> Server::job_blob(const std::string &nspace) {
     JobRecord *job = find_job(nspace);
     if (job == nullptr || !job->registered) return {};
-    auto blob = store_->read([&](const mca::gds::Module &m) { return m.assemble_job(nspace); });
+    // Assembled once per change of the store, not once per client handshake.
+    auto blob = store_->job_blob(nspace);
     if (!blob) return {};
-    const auto &b = blob.value();
+    const auto &b = *blob.value();
     return std::vector<std::uint8_t>(reinterpret_cast<const std::uint8_t *>(b.data()),
                                      reinterpret_cast<const std::uint8_t *>(b.data()) + b.size());
 }
@@ -393,6 +406,10 @@ void Server::handle_handshake(Channel &ch, Frame &frame) {
         refuse(ch, frame, PMIX_ERR_NOT_SUPPORTED,
                fmt::format("protocol version {}, this server speaks {}", protocol,
                            wire::kProtocolVersion));
+        return;
+    }
+    if (role == static_cast<std::uint8_t>(wire::Role::tool)) {  // tool.cpp
+        handle_tool_handshake(ch, frame, proc, uid, gid, pid, std::move(info));
         return;
     }
     const ProcKey key = key_of(proc);
@@ -489,7 +506,12 @@ void Server::handle_finalize(Channel &ch, Frame &frame) {
         ch.close("malformed finalize request");
         return;
     }
+    if (is_tool(key_of(client->proc))) {  // tool.cpp
+        finalize_tool(ch, frame, key_of(client->proc));
+        return;
+    }
     client->state = ClientRecord::State::finalized;
+    break_shm_fence(client->proc.nspace, PMIX_ERR_LOST_CONNECTION);
     run_cleanup(key_of(client->proc));
     forget_event_client(key_of(client->proc));
     const auto reply = PendingReply::to(ch, frame);
@@ -564,6 +586,7 @@ void Server::handle_commit(Channel &ch, Frame &frame) {
     client->local_blob = std::move(local);
     client->remote_blob = std::move(remote);
     client->committed = true;
+    ++client->commits_received;
     auto waiters = std::move(client->on_commit);
     client->on_commit.clear();
     for (auto &w : waiters) w();
@@ -604,6 +627,10 @@ void Server::handle_fence(Channel &ch, Frame &frame) {
     const ProcKey me = key_of(client->proc);
     const auto reply = PendingReply::to(ch, frame);
     if (procs.empty()) procs.push_back(proc_of({me.first, PMIX_RANK_WILDCARD}));
+    if (JobRecord *job = find_job(me.first);
+        job != nullptr && join_shm_fence(*job, me, procs, collect, timeout, reply)) {
+        return;
+    }
     if (FenceTracker *t = join_collective(Collective::fence, std::move(procs), me, reply, timeout,
                                           collect, nullptr)) {
         check_fence(t->id);
@@ -798,6 +825,109 @@ void Server::fail_fences_naming(const std::string &nspace) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// shared-memory fences (wire/shm_fence.hpp)
+
+void Server::offer_shm_fence(JobRecord &job) {
+    std::string error;
+    auto seg = wire::ShmFence::create(job.job_size, error);
+    if (!seg) {
+        log()->warn("server: no shared-memory fence for {}: {}", job.nspace, error);
+        return;
+    }
+    pmix_info_t entry{};
+    std::strncpy(entry.key, wire::PMIXPP_FENCE_SHM_KEY, PMIX_MAX_KEYLEN);
+    entry.value.type = PMIX_STRING;
+    entry.value.data.string = const_cast<char *>(seg->name().c_str());
+    auto st = store_->write([&](mca::gds::Module &m) {
+        return m.register_job(job.nspace, std::span<const pmix_info_t>(&entry, 1));
+    });
+    if (!st.ok()) {
+        log()->warn("server: no shared-memory fence for {}: {}", job.nspace, st.message());
+        return;
+    }
+    job.fence_shm = std::move(seg);
+}
+
+bool Server::join_shm_fence(JobRecord &job, const ProcKey &me,
+                            const std::vector<pmix_proc_t> &procs, bool collect,
+                            std::uint32_t timeout, const PendingReply &reply) {
+    if (!job.fence_shm || collect || procs.size() != 1 ||
+        key_of(procs[0]) != ProcKey{me.first, PMIX_RANK_WILDCARD} ||
+        me.second >= job.fence_shm->nprocs()) {
+        return false;
+    }
+    wire::ShmFence::Arrival arrival;
+    if (pmix_status_t st = job.fence_shm->arrive(true, arrival); st != PMIX_SUCCESS) {
+        send_reply(reply, status_body(st));
+        return true;
+    }
+    if (arrival.completed) {
+        send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(std::vector<std::uint8_t>{}).take());
+        answer_shm_waiters(job);
+        return true;
+    }
+    JobRecord::ShmWaiter w{arrival.gen, me, reply, 0};
+    if (timeout > 0) {
+        const std::uint32_t gen = arrival.gen;
+        w.timer = ProgressEngine::instance().after(std::chrono::seconds(timeout), [this, me, gen] {
+            JobRecord *j = find_job(me.first);
+            if (j == nullptr) return;
+            auto it = std::find_if(j->shm_waiters.begin(), j->shm_waiters.end(),
+                                   [&](const auto &x) { return x.gen == gen && x.proc == me; });
+            if (it == j->shm_waiters.end()) return;
+            it->timer = 0;
+            if (j->fence_shm && j->fence_shm->withdraw(gen, true)) {
+                log()->warn("server: fence of {} timed out", describe(me));
+                send_reply(it->reply, status_body(PMIX_ERR_TIMEOUT));
+                j->shm_waiters.erase(it);
+            } else {
+                answer_shm_waiters(*j);
+            }
+        });
+    }
+    job.shm_waiters.push_back(std::move(w));
+    return true;
+}
+
+void Server::answer_shm_waiters(JobRecord &job) {
+    if (!job.fence_shm) return;
+    const pmix_status_t broken = job.fence_shm->broken();
+    const auto ok = BodyWriter().i32(PMIX_SUCCESS).bytes(std::vector<std::uint8_t>{}).take();
+    std::erase_if(job.shm_waiters, [&](JobRecord::ShmWaiter &w) {
+        const bool done = job.fence_shm->completed(w.gen);
+        if (!done && broken == PMIX_SUCCESS) return false;
+        if (w.timer != 0) ProgressEngine::instance().cancel(w.timer);
+        send_reply(w.reply, done ? ok : status_body(broken));
+        return true;
+    });
+}
+
+void Server::break_shm_fence(const std::string &nspace, pmix_status_t status) {
+    JobRecord *job = find_job(nspace);
+    if (job == nullptr || !job->fence_shm) return;
+    job->fence_shm->break_with(status);
+    answer_shm_waiters(*job);
+}
+
+void Server::handle_fence_shm_done(Channel &ch, Frame &frame) {
+    BodyReader r(frame.body);
+    std::uint32_t gen = 0;
+    r.u32(gen);
+    ClientRecord *client = client_of(ch);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed fence_shm_done");
+        return;
+    }
+    if (JobRecord *job = find_job(client->proc.nspace)) answer_shm_waiters(*job);
+}
+
+bool Server::commit_in_flight(const ClientRecord &c) {
+    JobRecord *job = find_job(c.proc.nspace);
+    return job != nullptr && job->fence_shm &&
+           job->fence_shm->commits(c.proc.rank) > c.commits_received;
+}
+
+// ---------------------------------------------------------------------------------------------
 // get (direct modex)
 
 void Server::reply_get_local(const PendingReply &reply, const ProcKey &target, bool wait,
@@ -805,6 +935,16 @@ void Server::reply_get_local(const PendingReply &reply, const ProcKey &target, b
     ClientRecord *c = find_client(target);
     if (c == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
+        return;
+    }
+    if ((c->state == ClientRecord::State::connected ||
+         c->state == ClientRecord::State::connecting) &&
+        commit_in_flight(*c)) {
+        // It committed before a shared-memory fence that the requester has
+        // passed: answer with that commit, not an older one.
+        c->on_commit.push_back([this, reply, target, wait, timeout_s] {
+            reply_get_local(reply, target, wait, timeout_s);
+        });
         return;
     }
     if (c->committed) {
@@ -930,6 +1070,10 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
         log()->error("server: register_nspace {}: {}", nspace, st.message());
         return st.code();
     }
+    if (!job.fence_shm && job.job_size > 0 && nlocalprocs > 0 &&
+        static_cast<std::uint32_t>(nlocalprocs) == job.job_size && wire::ShmFence::enabled()) {
+        offer_shm_fence(job);
+    }
     if (auto it = deferred_dmodex_.find(nspace); it != deferred_dmodex_.end()) {
         auto waiting = std::move(it->second);
         deferred_dmodex_.erase(it);
@@ -941,6 +1085,7 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
 void Server::deregister_nspace(const std::string &nspace) {
     // Its participants get an error now, not at their timeout (or never).
     fail_fences_naming(nspace);
+    break_shm_fence(nspace, PMIX_ERR_LOST_CONNECTION);
     JobRecord *job = find_job(nspace);
     if (job != nullptr) {
         for (auto &[rank, client] : job->clients) {
@@ -971,6 +1116,17 @@ pmix_status_t Server::register_client(const pmix_proc_t &proc, uid_t uid, gid_t 
     c.uid = uid;
     c.gid = gid;
     c.server_object = server_object;
+    if (job.fence_shm && uid != ::geteuid() && ::geteuid() == 0 && !job.fence_shm_given) {
+        // A root server hosting a user's job: the job's first client decides
+        // who may map the segment; a client of another user cannot, and its
+        // fences go through the socket (the server joins the barrier for it).
+        std::string error;
+        if (job.fence_shm->give_to(uid, gid, error)) {
+            job.fence_shm_given = true;
+        } else {
+            log()->warn("server: fence segment of {}: {}", key.first, error);
+        }
+    }
     return PMIX_SUCCESS;
 }
 
@@ -983,6 +1139,7 @@ void Server::deregister_client(const pmix_proc_t &proc) {
     it->second.state = ClientRecord::State::finalized;
     if (it->second.channel) it->second.channel->close("client deregistered");
     fail_fences_of(key);  // it will not contribute any more
+    break_shm_fence(key.first, PMIX_ERR_LOST_CONNECTION);
     auto waiters = std::move(it->second.on_commit);
     run_cleanup(key);
     forget_event_client(key);

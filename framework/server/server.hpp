@@ -28,6 +28,7 @@
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
 #include "wire/message.hpp"
+#include "wire/shm_fence.hpp"
 
 struct event;
 
@@ -48,19 +49,12 @@ struct ClientRecord {
     State state = State::registered;
     std::shared_ptr<wire::Channel> channel;
     bool committed = false;
+    // Commit frames handled (compared with the job's fence segment: wire/shm_fence.hpp).
+    std::uint64_t commits_received = 0;
     std::vector<std::uint8_t> local_blob;   // gds assemble_modex(LOCAL) of its last commit
     std::vector<std::uint8_t> remote_blob;  // ... (REMOTE)
     // Run (progress thread) at the next commit or when the client is gone.
     std::vector<std::function<void()>> on_commit;
-};
-
-struct JobRecord {
-    std::string nspace;
-    std::string secret;  // per-job handshake secret (setup_fork)
-    bool registered = false;
-    std::uint32_t job_size = 0;
-    int nlocalprocs = 0;
-    std::map<pmix_rank_t, ClientRecord> clients;
 };
 
 // One outstanding reply owed to a client.
@@ -72,6 +66,26 @@ struct PendingReply {
     static PendingReply to(wire::Channel &ch, const wire::Frame &request) {
         return {ch.weak_from_this(), wire::Frame{request.command, request.tag, request.flags, {}}};
     }
+};
+
+struct JobRecord {
+    std::string nspace;
+    std::string secret;  // per-job handshake secret (setup_fork)
+    bool registered = false;
+    std::uint32_t job_size = 0;
+    int nlocalprocs = 0;
+    std::map<pmix_rank_t, ClientRecord> clients;
+    // The shared-memory fence of a job that runs entirely on this node
+    // (wire/shm_fence.hpp), and the socket fences the server joined it for.
+    std::shared_ptr<wire::ShmFence> fence_shm;
+    bool fence_shm_given = false;  // chowned to the job's user (root server)
+    struct ShmWaiter {
+        std::uint32_t gen = 0;
+        ProcKey proc;
+        PendingReply reply;
+        std::uint64_t timer = 0;
+    };
+    std::vector<ShmWaiter> shm_waiters;
 };
 
 // The collectives gathered among local clients: fence, and connect /
@@ -169,6 +183,16 @@ class Server {
     void handle_register_events(wire::Channel &ch, wire::Frame &frame);    // events.cpp
     void handle_deregister_events(wire::Channel &ch, wire::Frame &frame);  // events.cpp
     void handle_notify(wire::Channel &ch, wire::Frame &frame);             // events.cpp
+    // Tools (tool.cpp): PMIX_SERVER_TOOL_SUPPORT from the init info; the
+    // handshake of a Role::tool peer (approved by the host's tool_connected);
+    // a tool's finalize and its end (records and event registrations go).
+    void configure_tools(std::span<const pmix_info_t> info);
+    void handle_tool_handshake(wire::Channel &ch, wire::Frame &frame, const pmix_proc_t &requested,
+                               std::uint32_t uid, std::uint32_t gid, std::uint32_t pid,
+                               wire::InfoArray info);
+    bool is_tool(const ProcKey &key) const;
+    void finalize_tool(wire::Channel &ch, wire::Frame &frame, const ProcKey &key);
+    void drop_tool(const ProcKey &key);
     // Events (events.cpp): route one event to the local clients in its range,
     // cache it, run the server process's handlers and, for an event from a
     // client whose range leaves this node, call the host's notify_event.
@@ -213,6 +237,18 @@ class Server {
     void fail_fences_of(const ProcKey &lost);
     void fail_fences_naming(const std::string &nspace);
     void fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed);
+    // Shared-memory fences (wire/shm_fence.hpp): join the job's barrier for
+    // a socket fence if it qualifies (true: handled), answer the joined
+    // fences whose generation completed, and break the barrier when a
+    // participant is gone.
+    void offer_shm_fence(JobRecord &job);
+    bool join_shm_fence(JobRecord &job, const ProcKey &me, const std::vector<pmix_proc_t> &procs,
+                        bool collect, std::uint32_t timeout, const PendingReply &reply);
+    void answer_shm_waiters(JobRecord &job);
+    void break_shm_fence(const std::string &nspace, pmix_status_t status);
+    void handle_fence_shm_done(wire::Channel &ch, wire::Frame &frame);
+    // Whether a commit of `c` counted in its job's segment has not arrived yet.
+    bool commit_in_flight(const ClientRecord &c);
     // Connect / disconnect (connect.cpp): the host's upcall, and the answer
     // to the local participants once the collective completed.
     void call_host_connect(FenceTracker &t);
@@ -269,6 +305,11 @@ class Server {
     std::map<ProcKey, std::map<std::uint64_t, events::RegistrationSpec>> event_regs_;
     std::set<std::vector<pmix_status_t>> host_event_codes_;
     std::unique_ptr<evcache_base::EventCache> event_cache_;
+    // Tools (tool.cpp): whether the host accepts them, the connected tools
+    // (each a ClientRecord of its nspace) and the nspaces created for them.
+    bool tool_support_ = false;
+    std::set<ProcKey> tools_;
+    std::set<std::string> tool_jobs_;
 };
 
 }  // namespace pmixpp::server

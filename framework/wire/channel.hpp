@@ -64,6 +64,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
     static void on_write(bufferevent *bev, void *arg);
     static void on_event(bufferevent *bev, short what, void *arg);
     void read_frames();
+    // send(): writes what the socket takes at once; returns the bytes written.
+    std::size_t write_now(const std::uint8_t *header, std::span<const std::uint8_t> payload);
 
     std::unique_ptr<mca::ptl::Connection> connection_;
     PeerPlacement placement_ = PeerPlacement::maybe_remote;  // fixed at open()

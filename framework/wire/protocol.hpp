@@ -22,6 +22,9 @@ enum class Command : std::uint16_t {
     //      u32 uid, u32 gid, u32 pid, infos (the PMIx_Init info)
     // rep: i32 status, str reason (always), then on success:
     //      proc server, bytes job blob (gds assemble_job of the client's nspace)
+    //      Role::tool (server/tool.cpp): proc = the identity asked for (empty
+    //      nspace: none), secret empty, infos = the PMIx_tool_init info;
+    //      rep on success: proc server, proc the tool's identity.
     handshake = 1,
     // req: infos. rep: i32 status. The server closes the connection after it.
     finalize = 2,
@@ -36,6 +39,9 @@ enum class Command : std::uint16_t {
     // rep: i32 status, bytes job blob (may be empty: nspace of proc),
     //      bytes modex record stream.
     get = 6,
+    // req: u32 generation: a shared-memory fence generation with proxied
+    //      arrivals completed (wire/shm_fence.hpp). no reply.
+    fence_shm_done = 7,
 
     // Publish/lookup, query, job control, log (server/publish.cpp,
     // server/query.cpp, server/job_control.cpp). Numbered from 16.

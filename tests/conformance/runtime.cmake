@@ -36,3 +36,12 @@ if(EXISTS /usr/bin/python3)
            COMMAND /usr/bin/python3 -W ignore ${PMIXPP_RUNTIME_TEST_DIR}/python_import.py $<TARGET_FILE_DIR:pmix>)
   set_tests_properties(python_import PROPERTIES ENVIRONMENT "${_pmixpp_python_env}" TIMEOUT 60)
 endif()
+
+# load_footprint: a C program linked to libpmix only; fails if libspdlog,
+# libfmt, the full libevent or libhwloc are loaded with it (start-up cost of
+# every client).
+add_executable(pmixpp_load_footprint ${PMIXPP_RUNTIME_TEST_DIR}/load_footprint.c)
+target_link_libraries(pmixpp_load_footprint PRIVATE pmix)
+set_target_properties(pmixpp_load_footprint PROPERTIES C_STANDARD 11
+                      RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+add_test(NAME load_footprint COMMAND pmixpp_load_footprint)

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -407,6 +409,31 @@ TEST(ComponentModules, NothingIsFoundInAnEmptyOrMissingDirectory) {
     auto sel = t.repo.select_components("mcaone");
     ASSERT_TRUE(sel.error);
     EXPECT_THAT(sel.error->message, HasSubstr("no component found"));
+}
+
+// Selecting one framework opens only that framework's files: a client does not
+// pay at PMIx_Init for the DSOs of frameworks it does not use.
+TEST(ComponentModules, SelectingAFrameworkOpensOnlyItsOwnFiles) {
+    const std::string alpha = path_of("alpha");
+    const std::string high = kComponentDir + "/pmix_mca_mcaone_high.so";
+    auto loaded = [](const std::string &path) {
+        void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+        if (h != nullptr) dlclose(h);
+        return h != nullptr;
+    };
+    if (loaded(alpha) || loaded(high))
+        GTEST_SKIP() << "an earlier test in this process loaded them";
+    TestRepository t;
+    auto sel = t.repo.select_components("mcaone");
+    ASSERT_FALSE(sel.error);
+    EXPECT_TRUE(loaded(high));
+    EXPECT_FALSE(loaded(alpha)) << "selecting mcaone opened a file of framework mcatest";
+    // The other framework is scanned when asked for, and the full list of
+    // failures still covers every file, those of unknown frameworks too.
+    EXPECT_FALSE(t.repo.components("mcatest").empty());
+    EXPECT_TRUE(loaded(alpha));
+    EXPECT_TRUE(t.failure_of("stranger"));
+    EXPECT_TRUE(t.failure_of("garbage"));
 }
 
 // --- search path ---------------------------------------------------------------

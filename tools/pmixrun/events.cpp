@@ -2,9 +2,11 @@
 
 #include <pmix.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 namespace pmixrun {
@@ -27,12 +29,16 @@ void release_raised(pmix_status_t, void *cbdata) {
     delete static_cast<Raised *>(cbdata);
 }
 
-void raise(pmix_status_t code, const pmix_proc_t &affected, Raised *r) {
+// From the SMS. No `requester`: to the affected process's job (range
+// NAMESPACE with an SMS source: the jobs of the affected processes); else to
+// `requester` only (range CUSTOM), whatever its job.
+void raise(pmix_status_t code, const pmix_proc_t &affected, Raised *r,
+           const pmix_proc_t *requester = nullptr) {
     r->add(PMIX_EVENT_AFFECTED_PROC, &affected, PMIX_PROC);
-    // From the SMS, to the affected process's job (range NAMESPACE with an
-    // SMS source: the jobs of the affected processes).
-    pmix_status_t rc = PMIx_Notify_event(code, nullptr, PMIX_RANGE_NAMESPACE, r->info.data(),
-                                         r->info.size(), release_raised, r);
+    if (requester != nullptr) r->add(PMIX_EVENT_CUSTOM_RANGE, requester, PMIX_PROC);
+    pmix_status_t rc = PMIx_Notify_event(
+        code, nullptr, requester != nullptr ? PMIX_RANGE_CUSTOM : PMIX_RANGE_NAMESPACE,
+        r->info.data(), r->info.size(), release_raised, r);
     if (rc != PMIX_SUCCESS) {
         std::fprintf(stderr, "pmixrun: cannot raise event %s: %s\n", PMIx_Error_string(code),
                      PMIx_Error_string(rc));
@@ -77,16 +83,48 @@ void raise_proc_aborted(const pmix_proc_t &proc, int status, const char *msg) {
     raise(PMIX_ERR_PROC_ABORTED, proc, r);
 }
 
-void raise_proc_terminated(const std::string &nspace, pmix_rank_t rank, int exit_code,
-                           bool by_signal) {
+namespace {
+
+pmix_proc_t make_proc(const std::string &nspace, pmix_rank_t rank) {
     pmix_proc_t proc{};
     std::memcpy(proc.nspace, nspace.data(), std::min<std::size_t>(nspace.size(), PMIX_MAX_NSLEN));
     proc.rank = rank;
+    return proc;
+}
+
+void raise_terminated(const pmix_proc_t *requester, const std::string &nspace, pmix_rank_t rank,
+                      int exit_code, bool by_signal) {
     auto *r = new Raised;
     r->add(PMIX_EXIT_CODE, &exit_code, PMIX_INT);
     pmix_status_t st = by_signal ? PMIX_ERR_PROC_ABORTED_BY_SIG : PMIX_SUCCESS;
     r->add(PMIX_PROC_TERM_STATUS, &st, PMIX_STATUS);
-    raise(PMIX_EVENT_PROC_TERMINATED, proc, r);
+    raise(PMIX_EVENT_PROC_TERMINATED, make_proc(nspace, rank), r, requester);
+}
+
+}  // namespace
+
+void raise_proc_terminated(const std::string &nspace, pmix_rank_t rank, int exit_code,
+                           bool by_signal) {
+    raise_terminated(nullptr, nspace, rank, exit_code, by_signal);
+}
+
+void raise_proc_terminated_for(const pmix_proc_t &requester, const std::string &nspace,
+                               pmix_rank_t rank, int exit_code, bool by_signal) {
+    raise_terminated(&requester, nspace, rank, exit_code, by_signal);
+}
+
+void raise_job_end(const pmix_proc_t &requester, const std::string &nspace,
+                   pmix_status_t term_status, const pmix_proc_t *first_failed, int exit_code) {
+    auto *r = new Raised;
+    r->add(PMIX_NSPACE, nspace.c_str(), PMIX_STRING);
+    r->add(PMIX_JOB_TERM_STATUS, &term_status, PMIX_STATUS);
+    const time_t now = std::time(nullptr);
+    r->add(PMIX_EVENT_TIMESTAMP, &now, PMIX_TIME);
+    if (first_failed != nullptr) {
+        r->add(PMIX_PROCID, first_failed, PMIX_PROC);
+        r->add(PMIX_EXIT_CODE, &exit_code, PMIX_INT);
+    }
+    raise(PMIX_EVENT_JOB_END, make_proc(nspace, PMIX_RANK_WILDCARD), r, &requester);
 }
 
 }  // namespace pmixrun

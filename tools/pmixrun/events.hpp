@@ -27,5 +27,14 @@ void raise_proc_aborted(const pmix_proc_t &proc, int status, const char *msg);
 // PMIX_PROC_TERM_STATUS (PMIX_ERR_PROC_ABORTED_BY_SIG for a signal).
 void raise_proc_terminated(const std::string &nspace, pmix_rank_t rank, int exit_code,
                            bool by_signal);
+// The same event for the spawner `requester` of the process's job (range
+// CUSTOM: requester; PMIX_NOTIFY_PROC_TERMINATION / _ABNORMAL_TERMINATION).
+void raise_proc_terminated_for(const pmix_proc_t &requester, const std::string &nspace,
+                               pmix_rank_t rank, int exit_code, bool by_signal);
+// PMIX_EVENT_JOB_END for `requester` (PMIX_NOTIFY_COMPLETION): PMIX_NSPACE,
+// PMIX_JOB_TERM_STATUS, PMIX_EVENT_TIMESTAMP, and when a process failed the
+// first one's PMIX_PROCID and PMIX_EXIT_CODE; affected proc nspace:WILDCARD.
+void raise_job_end(const pmix_proc_t &requester, const std::string &nspace,
+                   pmix_status_t term_status, const pmix_proc_t *first_failed, int exit_code);
 
 }  // namespace pmixrun

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -252,7 +253,12 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
                                          nullptr, nullptr);
     }
     for (auto &x : info) PMIx_Value_destruct(&x.value);
-    jobs_.push_back({nspace, n});  // deregistered at the end, even when incomplete
+    jobs_.emplace_back();  // deregistered at the end, even when incomplete
+    jobs_.back().nspace = nspace;
+    jobs_.back().size = n;
+    jobs_.back().spawned = spec.spawned;
+    jobs_.back().parent = spec.parent;
+    jobs_.back().notify = spec.notify;
     if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
         std::fprintf(stderr, "pmixrun: registering job %s: %s\n", nspace, PMIx_Error_string(rc));
         std::free(node_map);
@@ -313,6 +319,9 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
                 return PMIX_ERR_JOB_SYS_OP_FAILED;
             }
             children_[pid] = Proc{nspace, rank};
+            for (auto &job : jobs_) {
+                if (job.nspace == nspace) ++job.running;
+            }
             job_services_started(proc, pid);
         }
     }
@@ -368,6 +377,7 @@ int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &t
             if (code != 0 && !terminated) {
                 raise_proc_terminated(proc.nspace, proc.rank, code, WIFSIGNALED(st));
             }
+            proc_ended(proc, code, WIFSIGNALED(st));
             if (code != 0 && !aborted && !terminated) {
                 if (WIFSIGNALED(st)) {
                     std::fprintf(stderr, "pmixrun: %s rank %u (pid %d) killed by signal %d\n",
@@ -411,6 +421,36 @@ int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &t
     return status;
 }
 
+// What the spawner of the job asked for (Chap_API_Proc_Mgmt: PMIX_NOTIFY_*):
+// every end or only abnormal ones as PMIX_EVENT_PROC_TERMINATED, the job's end
+// as PMIX_EVENT_JOB_END, to the spawner only, whatever its job.
+void Launcher::proc_ended(const Proc &proc, int code, bool by_signal) {
+    for (auto &job : jobs_) {
+        if (job.nspace != proc.nspace) continue;
+        if (code != 0 && !job.failed) {
+            job.failed = true;
+            job.first_failed = proc.rank;
+            job.first_failed_code = code;
+        }
+        if (job.running > 0) --job.running;
+        if (!job.spawned) return;
+        const JobNotify &want = job.notify;
+        if (want.proc_termination || (want.proc_abnormal && code != 0)) {
+            raise_proc_terminated_for(job.parent, proc.nspace, proc.rank, code, by_signal);
+        }
+        if (job.running == 0 && want.completion && !(want.silent && !job.failed)) {
+            pmix_proc_t failed{};
+            std::memcpy(failed.nspace, job.nspace.data(),
+                        std::min<std::size_t>(job.nspace.size(), PMIX_MAX_NSLEN));
+            failed.rank = job.first_failed;
+            raise_job_end(job.parent, job.nspace,
+                          job.failed ? PMIX_ERR_JOB_NON_ZERO_TERM : PMIX_SUCCESS,
+                          job.failed ? &failed : nullptr, job.first_failed_code);
+        }
+        return;
+    }
+}
+
 void Launcher::deregister_all() {
     for (const auto &job : jobs_) {
         for (uint32_t r = 0; r < job.size; ++r) {
@@ -425,7 +465,7 @@ void Launcher::deregister_all() {
     jobs_.clear();
 }
 
-pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t[], size_t,
+pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[], size_t ninfo,
                            const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
                            void *cbdata) {
     Launcher *launcher = Launcher::current();
@@ -434,6 +474,23 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t[], size_t,
     JobSpec spec;
     spec.spawned = true;
     if (proc != nullptr) spec.parent = *proc;
+    for (size_t k = 0; job_info != nullptr && k < ninfo; ++k) {
+        const pmix_info_t &i = job_info[k];
+        // A bool attribute: PMIX_BOOL, or no value at all meaning true.
+        const bool on =
+            i.value.type == PMIX_UNDEF || (i.value.type == PMIX_BOOL && i.value.data.flag);
+        if (PMIX_CHECK_KEY(&i, PMIX_NOTIFY_PROC_TERMINATION)) {
+            spec.notify.proc_termination = on;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_NOTIFY_PROC_ABNORMAL_TERMINATION)) {
+            spec.notify.proc_abnormal = on;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_NOTIFY_COMPLETION)) {
+            spec.notify.completion = on;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_EVENT_SILENT_TERMINATION)) {
+            spec.notify.silent = on;
+        }
+    }
+    // Nobody to tell without a requester.
+    if (proc == nullptr) spec.notify = JobNotify{};
     for (size_t a = 0; a < napps; ++a) {
         const pmix_app_t &in = apps[a];
         if (in.cmd == nullptr || *in.cmd == '\0') return PMIX_ERR_JOB_NO_EXE_SPECIFIED;

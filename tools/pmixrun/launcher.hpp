@@ -31,10 +31,20 @@ struct AppSpec {
     std::uint32_t nprocs = 1;
 };
 
+// Termination events the spawner asked for in PMIx_Spawn's job info; they go
+// to `parent` (events.hpp).
+struct JobNotify {
+    bool proc_termination = false;  // PMIX_NOTIFY_PROC_TERMINATION
+    bool proc_abnormal = false;     // PMIX_NOTIFY_PROC_ABNORMAL_TERMINATION
+    bool completion = false;        // PMIX_NOTIFY_COMPLETION
+    bool silent = false;            // PMIX_EVENT_SILENT_TERMINATION
+};
+
 struct JobSpec {
     std::vector<AppSpec> apps;
     bool spawned = false;  // started by PMIx_Spawn of `parent`
     pmix_proc_t parent{};
+    JobNotify notify;  // only for a spawned job
 };
 
 // done(status, nspace): the outcome of a queued spawn, called once.
@@ -77,7 +87,16 @@ class Launcher {
     struct Registered {
         std::string nspace;
         std::uint32_t size = 0;
+        // Termination events for the spawner (launcher.cpp, proc_ended).
+        bool spawned = false;
+        pmix_proc_t parent{};
+        JobNotify notify;
+        std::uint32_t running = 0;
+        bool failed = false;
+        pmix_rank_t first_failed = 0;
+        int first_failed_code = 0;
     };
+    void proc_ended(const Proc &proc, int code, bool by_signal);
     void run_queued(bool refuse);
     void terminate_all(int sig);
 

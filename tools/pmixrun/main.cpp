@@ -15,6 +15,7 @@
 // notice (their PMIx calls fail) before they are terminated. Processes that
 // registered for them get PMIX_ERR_PROC_ABORTED when a peer calls PMIx_Abort
 // and PMIX_EVENT_PROC_TERMINATED when a peer ends abnormally (events.hpp).
+// Tools of the same user may connect (PMIx_tool_init; tools.hpp, docs/tools.md).
 #include <pmix_server.h>
 
 #include <signal.h>
@@ -37,6 +38,7 @@
 #include "events.hpp"
 #include "job_services.hpp"
 #include "launcher.hpp"
+#include "tools.hpp"
 
 extern char **environ;
 
@@ -134,7 +136,15 @@ int main(int argc, char **argv) {
     pmixrun::install_data_server(module);     // publish, lookup, unpublish, client_finalized
     pmixrun::install_job_services(module);    // job_control, log
     pmixrun::install_event_services(module);  // register_events, notify_event (events.hpp)
-    pmix_status_t rc = PMIx_server_init(&module, nullptr, 0);
+    pmixrun::install_tool_services(module);   // tool_connected (tools.hpp)
+    // Tools may connect (docs/tools.md): by the PMIX_SERVER_URI* variables
+    // its processes inherit, or by pmixrun's pid through the rendezvous file.
+    pmix_info_t server_info[1];
+    PMIX_INFO_CONSTRUCT(&server_info[0]);
+    bool tool_support = true;
+    PMIX_INFO_LOAD(&server_info[0], PMIX_SERVER_TOOL_SUPPORT, &tool_support, PMIX_BOOL);
+    pmix_status_t rc = PMIx_server_init(&module, server_info, 1);
+    PMIX_INFO_DESTRUCT(&server_info[0]);
     if (rc != PMIX_SUCCESS) {
         std::fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));
         return 1;

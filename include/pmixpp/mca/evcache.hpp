@@ -3,11 +3,14 @@
 //
 // One module per server: the highest-priority usable one. Two kinds of event
 // are cached:
-// - job events target the processes of one job: kept until every local client
+// - job events target the processes of one job: held until every local client
 //   of that job that had not received the event when it was cached has
-//   received it;
+//   received it, then kept like environment events;
 // - environment events (no job): kept until the module's capacity pushes them
-//   out, oldest first, and replayed to every matching late registration.
+//   out, oldest first.
+// Every cached event is replayed to every late registration (the core decides
+// which it matches), so that a handler a client registers later still gets
+// the events that client had through earlier handlers (Chap_API_Event).
 #pragma once
 
 #include "pmixpp/mca/sdk_types.hpp"
@@ -40,8 +43,9 @@ struct CachedEvent {
     pmix_data_range_t range = PMIX_RANGE_UNDEF;
     // The job the event targets (nspace); empty for an environment event.
     std::string job;
-    // Job events: the local clients of `job` that still must receive it. The
-    // event is released once this is empty. Ignored for environment events.
+    // Job events: the local clients of `job` that still must receive it. While
+    // it is not empty the event is not pushed out except by a flood. Ignored
+    // for environment events.
     std::vector<pmix_proc_t> awaiting;
     // The notification as the core sends it to a client (encoded once, by the
     // core's codec).
@@ -52,7 +56,7 @@ struct CachedEvent {
 
 // Why an event left the cache other than by delivery.
 enum class EvictionReason {
-    // The cache was full: the oldest environment event made room.
+    // The cache was full: the oldest event nobody awaited made room.
     kCapacity,
     // The cache was full of job events: the oldest job event made room
     // before every awaiting client had it (an event "flood"). Worth a warning.
@@ -69,19 +73,18 @@ class PMIXPP_SDK_EXPORT Module {
   public:
     virtual ~Module() = default;
 
-    // Cache `event`; returns the id it got. A job event with nobody awaiting
-    // it is not retained (it still gets an id). When the cache is full the
-    // module evicts by its policy (the ring: oldest environment event first,
-    // then oldest job event) and reports each eviction to the listener.
+    // Cache `event`; returns the id it got. When the cache is full the module
+    // evicts by its policy (the ring: the oldest event nobody awaits first,
+    // then the oldest awaited job event) and reports each eviction to the
+    // listener.
     // Errors: PMIX_ERR_OUT_OF_RESOURCE (capacity 0: nothing is cached).
     virtual Result<EventId> cache(CachedEvent event) = 0;
 
     // A registration from `peer` arrived (a client connected or registered a
-    // handler): visit, oldest first, every cached environment event and every
-    // job event awaiting `peer`. `deliver` returns true if the core sent the
-    // event to `peer`; for a job event that removes `peer` from `awaiting`
-    // (releasing the event when nobody is left). `deliver` must not call
-    // back into the module.
+    // handler): visit every cached event, oldest first. `deliver` returns true
+    // if the core sent the event to `peer`; for a job event `peer` awaits
+    // that removes `peer` from `awaiting`. `deliver` must not call back into
+    // the module.
     virtual void replay(const pmix_proc_t &peer,
                         const std::function<bool(const CachedEvent &event)> &deliver) = 0;
 

@@ -1,7 +1,8 @@
 // RingCache, the module class itself (compiled into this test): what the
 // component never builds (capacity 0), and a long random run checked against a
-// plain model of the policy (slot reuse and the two lists must never lose
-// arrival order, and evictions must pick the same events).
+// plain model of the policy (slot reuse, the two lists and job events moving
+// from one to the other must never lose arrival order, and evictions must pick
+// the same events).
 #include "ring_cache.hpp"
 
 #include "evcache_ring_support.hpp"
@@ -40,11 +41,12 @@ class ModelCache {
     explicit ModelCache(std::size_t capacity) : capacity_(capacity) {}
 
     void cache(pmix_status_t code, const std::string &job, std::set<Client> awaiting) {
-        if (!job.empty() && awaiting.empty()) return;
+        if (job.empty()) awaiting.clear();
         events_.push_back({code, job, std::move(awaiting)});
         while (events_.size() > capacity_) {
+            // The oldest event nobody awaits, else (a flood) the oldest event.
             auto victim = std::find_if(events_.begin(), events_.end(),
-                                       [](const Event &e) { return e.job.empty(); });
+                                       [](const Event &e) { return e.awaiting.empty(); });
             const bool flood = victim == events_.end();
             if (flood) victim = events_.begin();
             evicted_.emplace_back(victim->code,
@@ -52,35 +54,24 @@ class ModelCache {
             events_.erase(victim);
         }
     }
+    // Every event is offered; a job event's delivery takes the peer off.
     Codes replay(const Client &peer, bool accept) {
         Codes codes;
-        for (auto it = events_.begin(); it != events_.end();) {
-            if (it->job.empty()) {
-                codes.push_back(it->code);
-            } else if (it->awaiting.contains(peer)) {
-                codes.push_back(it->code);
-                if (accept) it->awaiting.erase(peer);
-                if (it->awaiting.empty()) {
-                    it = events_.erase(it);
-                    continue;
-                }
-            }
-            ++it;
+        for (auto &e : events_) {
+            codes.push_back(e.code);
+            if (accept) e.awaiting.erase(peer);
         }
         return codes;
     }
     bool mark_delivered(pmix_status_t code, const Client &peer) {
         auto it = std::find_if(events_.begin(), events_.end(),
                                [&](const Event &e) { return e.code == code && !e.job.empty(); });
-        if (it == events_.end() || it->awaiting.erase(peer) == 0) return false;
-        if (it->awaiting.empty()) events_.erase(it);
-        return true;
+        return it != events_.end() && it->awaiting.erase(peer) != 0;
     }
     void forget_job(const std::string &job) {
         std::erase_if(events_, [&](const Event &e) { return e.job == job; });
         for (auto &e : events_)
             std::erase_if(e.awaiting, [&](const Client &c) { return c.first == job; });
-        std::erase_if(events_, [](const Event &e) { return !e.job.empty() && e.awaiting.empty(); });
     }
     std::size_t size() const { return events_.size(); }
     const Evictions &evicted() const { return evicted_; }

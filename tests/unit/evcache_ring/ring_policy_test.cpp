@@ -1,7 +1,7 @@
 // The ring's policy, through the module the component repository creates:
-// environment events are replayed to every late registration until newer ones
-// push them out, oldest first; job events stay until every awaiting local
-// client had them and are pushed out only by a flood of job events.
+// every event is replayed to every late registration until newer ones push it
+// out, oldest first; a job event cannot be pushed out while a local client
+// still awaits it, except by a flood of awaited job events.
 #include "evcache_ring_support.hpp"
 
 #include <gtest/gtest.h>
@@ -39,7 +39,7 @@ TEST_F(EvcacheRing, IdsAreNonZeroAndIncreaseInArrivalOrderForEveryKindOfEvent) {
     auto &cache = ring(4);
     const EventId a = cache_ok(cache, environment_event(1));
     const EventId b = cache_ok(cache, job_event(2, "job1", {kJob1Rank0}));
-    const EventId c = cache_ok(cache, job_event(3, "job1", {}));  // not kept, still numbered
+    const EventId c = cache_ok(cache, job_event(3, "job1", {}));  // nobody awaits it
     const EventId d = cache_ok(cache, environment_event(4));
     EXPECT_NE(a, 0u);
     EXPECT_LT(a, b);
@@ -47,16 +47,17 @@ TEST_F(EvcacheRing, IdsAreNonZeroAndIncreaseInArrivalOrderForEveryKindOfEvent) {
     EXPECT_LT(c, d);
 }
 
-TEST_F(EvcacheRing, SizeCountsTheEventsKeptAndAJobEventNobodyAwaitsIsNotKept) {
+TEST_F(EvcacheRing, SizeCountsTheEventsKeptAndAJobEventNobodyAwaitsIsKeptToo) {
     auto &cache = ring(4);
     EXPECT_EQ(cache.capacity(), 4u);
     EXPECT_EQ(cache.size(), 0u);
     cache_ok(cache, job_event(1, "job1", {}));
-    EXPECT_EQ(cache.size(), 0u);
+    EXPECT_EQ(cache.size(), 1u) << "for handlers registered later";
     cache_ok(cache, environment_event(2));
     cache_ok(cache, job_event(3, "job1", {kJob1Rank0}));
-    EXPECT_EQ(cache.size(), 2u);
+    EXPECT_EQ(cache.size(), 3u);
     EXPECT_EQ(cache.capacity(), 4u);
+    EXPECT_EQ(replay_codes(cache, kJob1Rank1), (Codes{1, 2, 3}));
 }
 
 TEST_F(EvcacheRing, AFullCacheEjectsTheOldestEnvironmentEvent) {
@@ -112,33 +113,50 @@ TEST_F(EvcacheRing, AFloodOfAwaitedJobEventsEjectsTheOldestJobEventAndCallsItAFl
     EXPECT_EQ(replay_codes(cache, kJob1Rank0), (Codes{3, 4}));
 }
 
-TEST_F(EvcacheRing, AJobEventIsKeptUntilEveryAwaitingClientHadItThenReleased) {
-    auto &cache = ring(8);
+TEST_F(EvcacheRing, AJobEventIsHeldUntilEveryAwaitingClientHadItThenStaysUntilPushedOut) {
+    auto &cache = ring(2);
     cache_ok(cache, job_event(7, "job1", {kJob1Rank0, kJob1Rank1}));
 
     EXPECT_EQ(replay_codes(cache, kJob1Rank0), Codes{7});
-    EXPECT_EQ(cache.size(), 1u) << "rank 1 still awaits it";
-    EXPECT_TRUE(replay_codes(cache, kJob1Rank0).empty()) << "rank 0 had it already";
-
     EXPECT_EQ(replay_codes(cache, kJob1Rank1, /*accept=*/false), Codes{7});
-    EXPECT_EQ(cache.size(), 1u) << "offered but not sent: rank 1 still awaits it";
+    cache_ok(cache, environment_event(8));
+    cache_ok(cache, environment_event(9));
+    EXPECT_EQ(evictions.entries, (Evictions{{8, EvictionReason::kCapacity}}))
+        << "rank 1 still awaits 7: the environment event goes";
 
-    EXPECT_EQ(replay_codes(cache, kJob1Rank1), Codes{7});
-    EXPECT_EQ(cache.size(), 0u) << "released once the last awaiting client had it";
-    EXPECT_TRUE(evictions.entries.empty()) << "a release is not an eviction";
+    EXPECT_EQ(replay_codes(cache, kJob1Rank1), (Codes{7, 9}));
+    EXPECT_EQ(replay_codes(cache, kJob1Rank0), (Codes{7, 9}))
+        << "kept for handlers registered later, also by clients that had it";
+    EXPECT_EQ(cache.size(), 2u);
+    cache_ok(cache, environment_event(10));
+    EXPECT_EQ(evictions.entries,
+              (Evictions{{8, EvictionReason::kCapacity}, {7, EvictionReason::kCapacity}}))
+        << "once everybody had it, the oldest event goes first";
 }
 
-TEST_F(EvcacheRing, AReleasedJobEventFreesItsPlaceForNewEvents) {
+TEST_F(EvcacheRing, AJobEventEveryClientHadIsPushedOutBeforeAnAwaitedOne) {
     auto &cache = ring(2);
     cache_ok(cache, job_event(1, "job1", {kJob1Rank0}));
-    cache_ok(cache, environment_event(2));
-    EXPECT_EQ(replay_codes(cache, kJob1Rank0), (Codes{1, 2}));
+    cache_ok(cache, job_event(2, "job1", {kJob1Rank1}));
+    ASSERT_EQ(replay_codes(cache, kJob1Rank0), (Codes{1, 2}));
     cache_ok(cache, environment_event(3));
-    EXPECT_TRUE(evictions.entries.empty()) << "room was made by the release";
+    EXPECT_EQ(evictions.entries, (Evictions{{1, EvictionReason::kCapacity}}));
     EXPECT_EQ(replay_codes(cache, kJob1Rank1), (Codes{2, 3}));
 }
 
-TEST_F(EvcacheRing, ReplayOffersEnvironmentEventsAndTheJobEventsAwaitingThePeerOldestFirst) {
+TEST_F(EvcacheRing, AJobEventNobodyAwaitsAnyMoreKeepsItsPlaceInArrivalOrder) {
+    auto &cache = ring(3);
+    const EventId first = cache_ok(cache, job_event(1, "job1", {kJob1Rank0}));
+    cache_ok(cache, environment_event(2));
+    cache_ok(cache, environment_event(3));
+    ASSERT_TRUE(cache.mark_delivered(first, kJob1Rank0).ok());
+    cache_ok(cache, environment_event(4));
+    EXPECT_EQ(evictions.entries, (Evictions{{1, EvictionReason::kCapacity}}))
+        << "the oldest event, not the newest one nobody awaits";
+    EXPECT_EQ(replay_codes(cache, kJob1Rank1), (Codes{2, 3, 4}));
+}
+
+TEST_F(EvcacheRing, ReplayOffersEveryCachedEventOldestFirst) {
     auto &cache = ring(16);
     cache_ok(cache, job_event(1, "job1", {kJob1Rank1}));
     cache_ok(cache, environment_event(2));
@@ -148,12 +166,12 @@ TEST_F(EvcacheRing, ReplayOffersEnvironmentEventsAndTheJobEventsAwaitingThePeerO
     cache_ok(cache, job_event(6, "job1", {kJob1Rank0}));
     cache_ok(cache, environment_event(7));
 
-    EXPECT_EQ(replay_codes(cache, kJob1Rank0, false), (Codes{2, 3, 5, 6, 7}));
-    EXPECT_EQ(replay_codes(cache, kJob1Rank1, false), (Codes{1, 2, 3, 5, 7}));
-    EXPECT_EQ(replay_codes(cache, kJob2Rank0, false), (Codes{2, 4, 5, 7}));
-    EXPECT_EQ(replay_codes(cache, proc("job3", 0)), (Codes{2, 5, 7}));
-    EXPECT_EQ(replay_codes(cache, proc("job3", 1)), (Codes{2, 5, 7}))
-        << "environment events stay for every later registration";
+    const Codes all{1, 2, 3, 4, 5, 6, 7};
+    EXPECT_EQ(replay_codes(cache, kJob1Rank0), all);
+    EXPECT_EQ(replay_codes(cache, kJob1Rank0), all) << "the core decides what is in range";
+    EXPECT_EQ(replay_codes(cache, kJob2Rank0, false), all);
+    EXPECT_EQ(replay_codes(cache, proc("job3", 0)), all);
+    EXPECT_EQ(cache.size(), 7u);
 }
 
 TEST_F(EvcacheRing, ReplayKeepsArrivalOrderAfterSlotsAreReused) {
@@ -161,10 +179,12 @@ TEST_F(EvcacheRing, ReplayKeepsArrivalOrderAfterSlotsAreReused) {
     cache_ok(cache, job_event(1, "job1", {kJob1Rank0}));
     cache_ok(cache, environment_event(2));
     cache_ok(cache, job_event(3, "job1", {kJob1Rank0}));
-    replay_codes(cache, kJob1Rank0);  // releases 1 and 3
-    cache_ok(cache, job_event(4, "job1", {kJob1Rank1}));
-    cache_ok(cache, environment_event(5));
-    EXPECT_EQ(replay_codes(cache, kJob1Rank1), (Codes{2, 4, 5}));
+    replay_codes(cache, kJob1Rank0);                      // nobody awaits 1 and 3 any more
+    cache_ok(cache, job_event(4, "job1", {kJob1Rank1}));  // pushes out 1
+    cache_ok(cache, environment_event(5));                // pushes out 2
+    EXPECT_EQ(evictions.entries,
+              (Evictions{{1, EvictionReason::kCapacity}, {2, EvictionReason::kCapacity}}));
+    EXPECT_EQ(replay_codes(cache, kJob1Rank1), (Codes{3, 4, 5}));
 }
 
 TEST_F(EvcacheRing, ReplayHandsOverTheEventAsItWasCached) {
@@ -189,16 +209,16 @@ TEST_F(EvcacheRing, ReplayHandsOverTheEventAsItWasCached) {
     EXPECT_EQ(calls, 1);
 }
 
-TEST_F(EvcacheRing, MarkDeliveredTakesOneClientOffAndReleasesTheEventAfterTheLast) {
+TEST_F(EvcacheRing, MarkDeliveredTakesOneClientOffAndTheEventStaysAfterTheLast) {
     auto &cache = ring(4);
     const EventId id = cache_ok(cache, job_event(5, "job1", {kJob1Rank0, kJob1Rank1}));
 
     EXPECT_TRUE(cache.mark_delivered(id, kJob1Rank0).ok());
-    EXPECT_EQ(cache.size(), 1u);
-    EXPECT_TRUE(replay_codes(cache, kJob1Rank0).empty()) << "rank 0 is no longer awaiting it";
-
+    EXPECT_EQ(cache.mark_delivered(id, kJob1Rank0).code(), PMIX_ERR_NOT_FOUND)
+        << "rank 0 is no longer awaiting it";
     EXPECT_TRUE(cache.mark_delivered(id, kJob1Rank1).ok());
-    EXPECT_EQ(cache.size(), 0u);
+    EXPECT_EQ(cache.size(), 1u);
+    EXPECT_EQ(replay_codes(cache, kJob1Rank0), Codes{5});
     EXPECT_TRUE(evictions.entries.empty());
 }
 
@@ -216,15 +236,16 @@ TEST_F(EvcacheRing, MarkDeliveredRefusesUnknownEventsAndClientsNotAwaiting) {
     EXPECT_EQ(cache.size(), 2u) << "refusals change nothing";
 
     ASSERT_TRUE(cache.mark_delivered(job, kJob1Rank0).ok());
-    EXPECT_EQ(cache.mark_delivered(job, kJob1Rank0).code(), PMIX_ERR_NOT_FOUND)
-        << "the event was released";
+    EXPECT_EQ(cache.mark_delivered(job, kJob1Rank0).code(), PMIX_ERR_NOT_FOUND) << "rank 0 had it";
 }
 
-TEST_F(EvcacheRing, AClientListedTwiceReleasesTheEventWithItsOneDelivery) {
-    auto &cache = ring(4);
+TEST_F(EvcacheRing, AClientListedTwiceNeedsOneDelivery) {
+    auto &cache = ring(1);
     const EventId id = cache_ok(cache, job_event(5, "job1", {kJob1Rank0, kJob1Rank0}));
     ASSERT_TRUE(cache.mark_delivered(id, kJob1Rank0).ok());
-    EXPECT_EQ(cache.size(), 0u);
+    cache_ok(cache, environment_event(6));
+    EXPECT_EQ(evictions.entries, (Evictions{{5, EvictionReason::kCapacity}}))
+        << "nobody awaits it any more: not a flood";
 }
 
 TEST_F(EvcacheRing, ForgetJobDropsItsEventsAndItsClientsWithoutReportingEvictions) {
@@ -232,16 +253,17 @@ TEST_F(EvcacheRing, ForgetJobDropsItsEventsAndItsClientsWithoutReportingEviction
     cache_ok(cache, job_event(1, "job1", {kJob1Rank0}));
     cache_ok(cache, environment_event(2));
     cache_ok(cache, job_event(3, "job2", {kJob1Rank1, kJob2Rank0}));
-    cache_ok(cache, job_event(4, "job2", {kJob1Rank0}));  // only a job1 client awaits it
+    // Only a job1 client awaits it.
+    const EventId fourth = cache_ok(cache, job_event(4, "job2", {kJob1Rank0}));
     ASSERT_EQ(cache.size(), 4u);
 
     cache.forget_job("job1");
 
     EXPECT_TRUE(evictions.entries.empty());
-    EXPECT_EQ(cache.size(), 2u);
-    EXPECT_EQ(replay_codes(cache, kJob1Rank1, false), Codes{2}) << "no longer awaited by job1";
-    EXPECT_EQ(replay_codes(cache, kJob2Rank0), (Codes{2, 3}));
-    EXPECT_EQ(cache.size(), 1u);
+    EXPECT_EQ(cache.size(), 3u) << "event 1 went with its job";
+    EXPECT_EQ(replay_codes(cache, kJob2Rank0, false), (Codes{2, 3, 4}));
+    EXPECT_EQ(cache.mark_delivered(fourth, kJob1Rank0).code(), PMIX_ERR_NOT_FOUND)
+        << "no longer awaited by job1's clients";
 }
 
 TEST_F(EvcacheRing, ForgetJobOfAnUnknownJobChangesNothing) {

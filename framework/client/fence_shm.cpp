@@ -1,0 +1,81 @@
+// PMIx_Fence in the job's shared-memory barrier (wire/shm_fence.hpp): a
+// blocking fence over the caller's whole namespace without data, called on
+// any thread but the progress thread, when the server offered a segment.
+#include <cstring>
+
+#include "client/client.hpp"
+#include "mca/logging.hpp"
+#include "runtime/progress.hpp"
+
+namespace pmixpp::client {
+
+using runtime::ProgressEngine;
+using wire::BodyWriter;
+using wire::Command;
+
+std::shared_ptr<wire::ShmFence> Client::fence_segment() {
+    std::lock_guard lock(shm_mutex_);
+    if (shm_probed_) return shm_;
+    std::shared_ptr<gds_base::Datastore> store;
+    pmix_proc_t job{};
+    {
+        std::shared_lock view(view_mutex_);
+        if (!store_ || self_hosted_) return nullptr;
+        store = store_;
+        job = self_;
+    }
+    shm_probed_ = true;
+    job.rank = PMIX_RANK_WILDCARD;
+    std::string name;
+    auto st = store->read([&](const mca::gds::Module &m) {
+        return m.fetch(job, wire::PMIXPP_FENCE_SHM_KEY, {}, [&](const pmix_value_t &v) {
+            if (v.type == PMIX_STRING && v.data.string != nullptr) name = v.data.string;
+        });
+    });
+    if (!st.ok() || name.empty()) return nullptr;  // the job spans nodes, or segments are off
+    std::string error;
+    shm_ = wire::ShmFence::open(name, error);
+    if (!shm_) {
+        // The server joins the barrier for this process's fences instead.
+        mca::framework_logger("client")->info("client: fences go through the server: {}", error);
+    }
+    return shm_;
+}
+
+void Client::drop_fence_segment() {
+    std::lock_guard lock(shm_mutex_);
+    shm_.reset();
+    shm_probed_ = false;
+    lost_ = false;
+}
+
+std::optional<pmix_status_t> Client::fence_in_shm(const std::vector<pmix_proc_t> &procs,
+                                                  bool collect, std::uint32_t timeout_s) {
+    if (collect || ProgressEngine::instance().on_thread()) return std::nullopt;
+    const pmix_proc_t me = self();
+    if (procs.size() > 1 ||
+        (procs.size() == 1 && (std::strncmp(procs[0].nspace, me.nspace, PMIX_MAX_NSLEN) != 0 ||
+                               procs[0].rank != PMIX_RANK_WILDCARD))) {
+        return std::nullopt;
+    }
+    auto seg = fence_segment();
+    if (!seg || me.rank >= seg->nprocs()) return std::nullopt;
+    wire::ShmFence::Arrival arrival;
+    if (pmix_status_t st = seg->arrive(false, arrival); st != PMIX_SUCCESS) return st;
+    if (arrival.completed) {
+        if (arrival.proxied > 0) {
+            // The server joined for some participants: it answers them now.
+            const std::uint32_t gen = arrival.gen;
+            ProgressEngine::instance().post([this, gen] {
+                auto body = BodyWriter().u32(gen).take();
+                if (channel_)
+                    channel_->send(static_cast<std::uint16_t>(Command::fence_shm_done), next_tag_++,
+                                   0, body);
+            });
+        }
+        return PMIX_SUCCESS;
+    }
+    return seg->wait(arrival.gen, timeout_s, lost_);
+}
+
+}  // namespace pmixpp::client

@@ -1,0 +1,468 @@
+// The tool face: PMIx_tool_init / PMIx_tool_finalize (pmix_tool.h;
+// docs/tools.md). A tool connects like a client, with Role::tool in the
+// handshake and no registration by the host: the server's host approves it
+// and settles its identity (server/tool.cpp). Once connected, the tool uses
+// the client's machinery (event registration, notification, lost-connection
+// event). The server is found by the standard's precedence chain
+// (Chap_API_Tools, "Rendezvousing with a local server"), reduced to what one
+// node needs.
+#include <pmix_tool.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "client/client.hpp"
+#include "event/process_events.hpp"
+#include "mca/logging.hpp"
+#include "runtime/init_state.hpp"
+#include "runtime/progress.hpp"
+
+namespace pmixpp::client {
+
+using runtime::Completion;
+using runtime::ProgressEngine;
+using wire::BodyReader;
+using wire::BodyWriter;
+using wire::Channel;
+using wire::Command;
+using wire::Frame;
+
+namespace {
+
+auto log() {
+    return mca::framework_logger("client");
+}
+
+// How long one URI may take to connect and answer the handshake.
+constexpr std::chrono::seconds kToolConnectTimeout{10};
+
+bool info_true(const pmix_info_t &i) {
+    if (i.value.type == PMIX_UNDEF) return true;
+    return i.value.type == PMIX_BOOL && i.value.data.flag;
+}
+
+std::optional<std::uint64_t> info_uint(const pmix_info_t &i) {
+    const pmix_value_t &v = i.value;
+    switch (v.type) {
+        case PMIX_UINT32:
+            return v.data.uint32;
+        case PMIX_UINT16:
+            return v.data.uint16;
+        case PMIX_UINT64:
+            return v.data.uint64;
+        case PMIX_UINT:
+            return v.data.uint;
+        case PMIX_SIZE:
+            return v.data.size;
+        case PMIX_PROC_RANK:
+            return v.data.rank;
+        case PMIX_PID:
+            return v.data.pid > 0 ? std::optional<std::uint64_t>(v.data.pid) : std::nullopt;
+        case PMIX_INT:
+            return v.data.integer >= 0 ? std::optional<std::uint64_t>(v.data.integer)
+                                       : std::nullopt;
+        case PMIX_INT32:
+            return v.data.int32 >= 0 ? std::optional<std::uint64_t>(v.data.int32) : std::nullopt;
+        case PMIX_INT64:
+            return v.data.int64 >= 0 ? std::optional<std::uint64_t>(v.data.int64) : std::nullopt;
+        default:
+            return std::nullopt;
+    }
+}
+
+std::optional<std::string> info_string(const pmix_info_t &i) {
+    if (i.value.type != PMIX_STRING || i.value.data.string == nullptr) return std::nullopt;
+    return std::string(i.value.data.string);
+}
+
+// "nspace.rank;uri" (the PMIX_SERVER_URI* form) or a bare URI.
+std::string bare_uri(const std::string &s) {
+    const auto semi = s.find(';');
+    const auto scheme = s.find("://");
+    if (semi != std::string::npos && (scheme == std::string::npos || semi < scheme))
+        return s.substr(semi + 1);
+    return s;
+}
+
+std::vector<std::string> split_commas(const std::string &s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= s.size()) {
+        auto pos = s.find(',', start);
+        if (pos == std::string::npos) pos = s.size();
+        if (pos > start) out.push_back(s.substr(start, pos - start));
+        start = pos + 1;
+    }
+    return out;
+}
+
+// What PMIx_tool_init was asked (Chap_API_Tools, tool attributes).
+struct ToolOptions {
+    std::optional<std::string> nspace;
+    std::optional<pmix_rank_t> rank;
+    bool do_not_connect = false;
+    bool connect_optional = false;
+    std::optional<std::string> attachment_file;
+    std::optional<std::string> server_uri;
+    std::optional<std::string> tcp_uri;
+    std::optional<pid_t> server_pid;
+    std::uint32_t max_retries = 0;
+    std::uint32_t retry_delay_s = 1;
+};
+
+struct Failure {
+    pmix_status_t status;
+    std::string message;
+};
+
+// Reads the attributes; unsupported ones fail only when marked required.
+std::optional<Failure> parse_options(std::span<const pmix_info_t> info, ToolOptions &o) {
+    for (const auto &i : info) {
+        auto is = [&](const char *key) { return PMIX_CHECK_KEY(&i, key); };
+        auto bad = [&](const char *what) {
+            return Failure{PMIX_ERR_BAD_PARAM, fmt::format("{} must be {}", i.key, what)};
+        };
+        if (is(PMIX_TOOL_NSPACE)) {
+            auto s = info_string(i);
+            if (!s || s->empty() || s->size() > PMIX_MAX_NSLEN) return bad("a non-empty string");
+            o.nspace = *s;
+        } else if (is(PMIX_TOOL_RANK)) {
+            auto r = info_uint(i);
+            if (!r || *r > PMIX_RANK_VALID) return bad("a valid rank");
+            o.rank = static_cast<pmix_rank_t>(*r);
+        } else if (is(PMIX_TOOL_DO_NOT_CONNECT)) {
+            o.do_not_connect = info_true(i);
+        } else if (is(PMIX_TOOL_CONNECT_OPTIONAL)) {
+            o.connect_optional = info_true(i);
+        } else if (is(PMIX_TOOL_ATTACHMENT_FILE)) {
+            auto s = info_string(i);
+            if (!s) return bad("a path");
+            o.attachment_file = *s;
+        } else if (is(PMIX_SERVER_URI)) {
+            auto s = info_string(i);
+            if (!s) return bad("a URI string");
+            o.server_uri = bare_uri(*s);
+        } else if (is(PMIX_TCP_URI)) {
+            auto s = info_string(i);
+            if (!s) return bad("a URI string");
+            o.tcp_uri = bare_uri(*s);
+        } else if (is(PMIX_SERVER_PIDINFO)) {
+            auto p = info_uint(i);
+            if (!p || *p == 0) return bad("a pid");
+            o.server_pid = static_cast<pid_t>(*p);
+        } else if (is(PMIX_CONNECT_MAX_RETRIES)) {
+            auto n = info_uint(i);
+            if (!n) return bad("a count");
+            o.max_retries = static_cast<std::uint32_t>(std::min<std::uint64_t>(*n, 1000));
+        } else if (is(PMIX_CONNECT_RETRY_DELAY)) {
+            auto n = info_uint(i);
+            if (!n) return bad("a number of seconds");
+            o.retry_delay_s = static_cast<std::uint32_t>(std::min<std::uint64_t>(*n, 3600));
+        } else if (is(PMIX_SERVER_NSPACE)) {
+            return Failure{PMIX_ERR_NOT_SUPPORTED,
+                           "PMIX_SERVER_NSPACE: finding a server by namespace is not supported "
+                           "(use PMIX_SERVER_PIDINFO or PMIX_SERVER_URI)"};
+        } else if (is(PMIX_CONNECT_TO_SYSTEM)) {
+            if (info_true(i))
+                return Failure{PMIX_ERR_NOT_SUPPORTED,
+                               "PMIX_CONNECT_TO_SYSTEM: pmixpp servers are never system servers"};
+        } else if (is(PMIX_CONNECT_SYSTEM_FIRST) || is(PMIX_SERVER_TMPDIR) ||
+                   is(PMIX_SYSTEM_TMPDIR)) {
+            // SYSTEM_FIRST: there is no system server, so the chain goes on
+            // silently (standard). The tmpdirs steer the rendezvous search.
+        } else if (PMIX_INFO_IS_REQUIRED(&i)) {
+            return Failure{PMIX_ERR_NOT_SUPPORTED,
+                           fmt::format("required attribute {} is not supported", i.key)};
+        }
+    }
+    if (o.server_uri && o.tcp_uri)
+        return Failure{PMIX_ERR_BAD_PARAM, "PMIX_SERVER_URI and PMIX_TCP_URI are exclusive"};
+    if (o.tcp_uri && o.tcp_uri->rfind("tcp", 0) != 0)
+        return Failure{PMIX_ERR_BAD_PARAM, "PMIX_TCP_URI " + *o.tcp_uri + " is not a tcp URI"};
+    return std::nullopt;
+}
+
+}  // namespace
+
+pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *proc) {
+    ToolOptions opt;
+    if (auto f = parse_options(info, opt)) {
+        log()->error("PMIx_tool_init: {}", f->message);
+        return f->status;
+    }
+    pmix_proc_t requested{};
+    requested.rank = PMIX_RANK_UNDEF;
+    if (opt.nspace) {
+        std::memcpy(requested.nspace, opt.nspace->data(), opt.nspace->size());
+        requested.rank = opt.rank.value_or(0);
+    }
+    auto &engine = ProgressEngine::instance();
+    auto standalone = [&]() -> pmix_status_t {
+        if (auto st = engine.acquire(); !st.ok()) {
+            log()->error("PMIx_tool_init: {}", st.message());
+            return st.code();
+        }
+        {
+            std::unique_lock lock(view_mutex_);
+            self_ = requested;
+            self_hosted_ = false;
+        }
+        engine.post([requested] { events::ProcessEvents::instance().set_self(requested); });
+        if (proc != nullptr) *proc = requested;
+        return PMIX_SUCCESS;
+    };
+    if (opt.do_not_connect) return standalone();
+
+    auto transports = ptl_base::Transports::acquire();
+    if (!transports) {
+        log()->error("PMIx_tool_init: {}", transports.status().message());
+        return transports.status().code();
+    }
+    auto store = gds_base::Datastore::acquire();
+    if (!store) {
+        log()->error("PMIx_tool_init: {}", store.status().message());
+        return store.status().code();
+    }
+
+    // The candidates, by the standard's precedence; `insist`: the caller named
+    // this server, so its failure is the answer (no fall-through).
+    auto rendezvous = [&](bool by_pid) {
+        std::vector<std::string> uris;
+        for (auto *m : transports.value()->modules()) {
+            auto found = m->find_servers(info);
+            if (!found) continue;
+            for (auto &u : found.value()) uris.push_back(std::move(u));
+        }
+        (void)by_pid;
+        return uris;
+    };
+    std::vector<std::string> uris;
+    std::string source;
+    bool insist = true;
+    auto discover = [&]() -> std::optional<Failure> {
+        uris.clear();
+        if (opt.attachment_file) {
+            source = "attachment file " + *opt.attachment_file;
+            std::ifstream in(*opt.attachment_file);
+            if (!in) return Failure{PMIX_ERR_NOT_FOUND, "cannot read " + source};
+            std::string line;
+            while (std::getline(in, line)) {
+                if (!line.empty() && line.back() == '\r') line.pop_back();
+                if (!line.empty()) uris.push_back(bare_uri(line));
+            }
+            if (uris.empty()) return Failure{PMIX_ERR_NOT_FOUND, source + " holds no URI"};
+        } else if (opt.server_uri || opt.tcp_uri) {
+            uris.push_back(opt.server_uri ? *opt.server_uri : *opt.tcp_uri);
+            source = "PMIX_SERVER_URI " + uris.back();
+        } else if (opt.server_pid) {
+            source = fmt::format("the rendezvous file of server pid {}", *opt.server_pid);
+            uris = rendezvous(true);
+            if (uris.empty())
+                return Failure{PMIX_ERR_NOT_FOUND,
+                               fmt::format("no rendezvous file of a PMIx server with pid {} "
+                                           "(the server needs PMIX_SERVER_TOOL_SUPPORT and a "
+                                           "TCP listener; searched PMIX_SERVER_TMPDIR, $TMPDIR, "
+                                           "/tmp)",
+                                           *opt.server_pid)};
+        } else if (const char *all = std::getenv("PMIXPP_SERVER_URIS"); all && *all) {
+            uris = split_commas(all);
+            source = "PMIXPP_SERVER_URIS";
+        } else {
+            for (const char *name : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+                                     "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"}) {
+                if (const char *v = std::getenv(name); v != nullptr && *v != '\0') {
+                    uris.push_back(bare_uri(v));
+                    source = name;
+                    break;
+                }
+            }
+            if (uris.empty()) {
+                insist = false;
+                source = "the rendezvous files";
+                uris = rendezvous(false);
+                if (uris.empty())
+                    return Failure{PMIX_ERR_UNREACH,
+                                   "no PMIx server found: no PMIX_SERVER_URI* in the environment "
+                                   "and no rendezvous file (give PMIX_SERVER_URI or "
+                                   "PMIX_SERVER_PIDINFO)"};
+            }
+        }
+        return std::nullopt;
+    };
+
+    if (auto st = engine.acquire(); !st.ok()) {
+        log()->error("PMIx_tool_init: {}", st.message());
+        return st.code();
+    }
+    struct Outcome {
+        pmix_status_t status = PMIX_ERR_TIMEOUT;
+        std::string reason;
+        pmix_proc_t assigned{};
+    };
+    const auto body = BodyWriter()
+                          .u32(wire::kProtocolVersion)
+                          .u8(static_cast<std::uint8_t>(wire::Role::tool))
+                          .proc(requested)
+                          .str("")
+                          .u32(static_cast<std::uint32_t>(getuid()))
+                          .u32(static_cast<std::uint32_t>(getgid()))
+                          .u32(static_cast<std::uint32_t>(getpid()))
+                          .infos(info.data(), info.size())
+                          .take();
+    // One URI: connect, handshake, and on failure leave nothing behind.
+    auto attempt = [&](const ptl_base::Transports::Target &t) -> Outcome {
+        auto c = t.module->connect(t.uri, kToolConnectTimeout);
+        if (!c)
+            return {c.status().code() == PMIX_ERR_TIMEOUT ? PMIX_ERR_TIMEOUT : PMIX_ERR_UNREACH,
+                    c.status().message(),
+                    {}};
+        auto outcome = std::make_shared<Completion<Outcome>>();
+        auto connection = std::move(c).value();
+        engine.run_sync([&] {
+            transports_ = transports.value();
+            finalizing_ = false;
+            channel_ = Channel::open(
+                std::move(connection),
+                [this](Channel &ch, Frame &&f) { on_frame(ch, std::move(f)); },
+                [this](Channel &ch, const std::string &reason) { on_close(ch, reason); });
+            if (!channel_) {
+                outcome->complete({PMIX_ERR_UNREACH, "cannot watch the connection", {}});
+                return;
+            }
+            request(Command::handshake, body, [this, outcome](pmix_status_t s, BodyReader &r) {
+                Outcome o;
+                o.status = s;
+                r.str(o.reason);
+                if (s != PMIX_SUCCESS) {
+                    finalizing_ = true;  // the server closes the connection next
+                    if (o.reason.empty()) o.reason = "connection lost during the handshake";
+                    outcome->complete(o);
+                    return;
+                }
+                r.proc(server_);
+                r.proc(o.assigned);
+                if (!r.finished()) {
+                    o.status = PMIX_ERR_UNPACK_FAILURE;
+                    o.reason = "malformed handshake reply";
+                }
+                outcome->complete(o);
+            });
+        });
+        if (!outcome->wait(kToolConnectTimeout)) {
+            outcome->complete({PMIX_ERR_TIMEOUT, "no handshake reply from " + t.uri, {}});
+        }
+        Outcome result = outcome->value();
+        if (result.status != PMIX_SUCCESS) {
+            engine.run_sync([&] {
+                finalizing_ = true;
+                if (channel_) channel_->close("tool init failed");
+                channel_.reset();
+                pending_.clear();
+                transports_.reset();
+            });
+        }
+        return result;
+    };
+
+    Outcome result{PMIX_ERR_UNREACH, "", {}};
+    const std::uint32_t attempts = opt.max_retries + 1;
+    for (std::uint32_t n = 0; n < attempts; ++n) {
+        if (n > 0) std::this_thread::sleep_for(std::chrono::seconds(opt.retry_delay_s));
+        if (auto f = discover()) {
+            result = {f->status, f->message, {}};
+            continue;
+        }
+        auto targets = transports.value()->order(uris);
+        if (targets.empty()) {
+            result = {
+                PMIX_ERR_UNREACH,
+                fmt::format("no selected transport handles {} ({})", fmt::join(uris, ", "), source),
+                {}};
+            continue;
+        }
+        std::string failures;
+        for (const auto &t : targets) {
+            result = attempt(t);
+            if (result.status == PMIX_SUCCESS) break;
+            failures += (failures.empty() ? "" : "; ") + result.reason;
+            // A server that answered and refused is the answer, unless we
+            // are only searching the rendezvous files.
+            const bool refused =
+                result.status != PMIX_ERR_UNREACH && result.status != PMIX_ERR_TIMEOUT;
+            if (refused && insist) break;
+        }
+        if (result.status == PMIX_SUCCESS) break;
+        result.reason = fmt::format("cannot connect to {}: {}", source, failures);
+        const bool refused = result.status != PMIX_ERR_UNREACH && result.status != PMIX_ERR_TIMEOUT;
+        if (refused) break;  // retrying will not change the server's mind
+        if (!insist) break;  // no delayed connection for the rendezvous search (standard)
+    }
+    if (result.status != PMIX_SUCCESS) {
+        engine.release();
+        if (opt.connect_optional) {
+            log()->info("PMIx_tool_init: continuing unconnected (PMIX_TOOL_CONNECT_OPTIONAL): {}",
+                        result.reason);
+            return standalone();
+        }
+        log()->error("PMIx_tool_init: {} ({})", result.reason, PMIx_Error_string(result.status));
+        return result.status;
+    }
+    const pmix_proc_t me = result.assigned;
+    {
+        std::unique_lock lock(view_mutex_);
+        store_ = store.value();
+        self_ = me;
+        self_hosted_ = false;
+    }
+    engine.post([me] { events::ProcessEvents::instance().set_self(me); });
+    if (proc != nullptr) *proc = me;
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t Client::tool_finalize() {
+    if (connected()) return finalize({});  // releases the progress engine
+    ProgressEngine::instance().release();
+    return PMIX_SUCCESS;
+}
+
+}  // namespace pmixpp::client
+
+using pmixpp::runtime::Face;
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo) {
+    auto &client = pmixpp::client::Client::instance();
+    std::lock_guard lock(client.init_mutex());
+    if (pmixpp::runtime::init_count(Face::tool) > 0) {
+        pmixpp::runtime::add_init(Face::tool);  // reference counted (standard)
+        if (proc != nullptr) *proc = client.self();
+        return PMIX_SUCCESS;
+    }
+    if (pmixpp::runtime::init_count(Face::client) > 0 ||
+        pmixpp::runtime::init_count(Face::server) > 0) {
+        pmixpp::mca::framework_logger("client")->error(
+            "PMIx_tool_init: this process is already a PMIx client or server");
+        return PMIX_ERR_NOT_SUPPORTED;
+    }
+    if (info == nullptr && ninfo > 0) return PMIX_ERR_BAD_PARAM;
+    const pmix_status_t rc = client.tool_init({info, info == nullptr ? 0 : ninfo}, proc);
+    if (rc == PMIX_SUCCESS) pmixpp::runtime::add_init(Face::tool);
+    return rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_finalize(void) {
+    auto &client = pmixpp::client::Client::instance();
+    std::lock_guard lock(client.init_mutex());
+    if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
+    if (pmixpp::runtime::drop_init(Face::tool) > 0) return PMIX_SUCCESS;
+    return client.tool_finalize();
+}
+
+}  // extern "C"

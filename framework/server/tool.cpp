@@ -1,0 +1,247 @@
+// The server's side of tool connections (PMIx_tool_init; docs/tools.md).
+//
+// A tool is not registered by the host beforehand: it sends the handshake
+// with Role::tool, the server checks its uid/gid as the transport allows and
+// asks the host's tool_connected upcall to approve it and settle its identity
+// (standard, Chap_API_Tools and Chap_API_Security: a host that does not
+// provide the upcall, or did not pass PMIX_SERVER_TOOL_SUPPORT, gets every
+// tool refused). An accepted tool is kept as a ClientRecord of its own
+// nspace, so event registration, notification and routing treat it as any
+// local client whose nspace is its own. Progress thread only.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "mca/logging.hpp"
+#include "runtime/progress.hpp"
+#include "server/server.hpp"
+#include "server/upcalls.hpp"
+#include "wire/protocol.hpp"
+
+namespace pmixpp::server {
+
+using wire::BodyWriter;
+using wire::Channel;
+using wire::Frame;
+
+namespace {
+
+auto log() {
+    return mca::framework_logger("server");
+}
+
+std::string describe(const ProcKey &key) {
+    return key.first + ":" + std::to_string(key.second);
+}
+
+// The hex form /proc/net/tcp{,6} gives an address:port: the address's bytes
+// as stored (4 x 32-bit host-order words), then the port.
+std::string proc_net_endpoint(const sockaddr_storage &ss) {
+    if (ss.ss_family == AF_INET) {
+        const auto &a = reinterpret_cast<const sockaddr_in &>(ss);
+        return fmt::format("{:08X}:{:04X}", a.sin_addr.s_addr, ntohs(a.sin_port));
+    }
+    const auto &a = reinterpret_cast<const sockaddr_in6 &>(ss);
+    std::uint32_t words[4];
+    std::memcpy(words, &a.sin6_addr, sizeof words);
+    return fmt::format("{:08X}{:08X}{:08X}{:08X}:{:04X}", words[0], words[1], words[2], words[3],
+                       ntohs(a.sin6_port));
+}
+
+// The uid owning the other end of a TCP connection to this host, from the
+// kernel's socket table (/proc/net/tcp{,6}): the peer's socket is the one
+// whose local end is our remote end and whose remote end is our local end.
+// nullopt when the peer is not on this host or the table cannot be read.
+std::optional<uid_t> tcp_peer_uid(int fd) {
+    sockaddr_storage local{}, peer{};
+    socklen_t llen = sizeof local, plen = sizeof peer;
+    if (getsockname(fd, reinterpret_cast<sockaddr *>(&local), &llen) != 0 ||
+        getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &plen) != 0) {
+        return std::nullopt;
+    }
+    if (local.ss_family != AF_INET && local.ss_family != AF_INET6) return std::nullopt;
+    const std::string want_local = proc_net_endpoint(peer);
+    const std::string want_remote = proc_net_endpoint(local);
+    std::ifstream table(local.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6");
+    std::string line;
+    std::getline(table, line);  // header
+    while (std::getline(table, line)) {
+        std::istringstream in(line);
+        std::string slot, l, r, state, queues, timer, retr;
+        unsigned long uid = 0;
+        if (!(in >> slot >> l >> r >> state >> queues >> timer >> retr >> uid)) continue;
+        if (l == want_local && r == want_remote) return static_cast<uid_t>(uid);
+    }
+    return std::nullopt;
+}
+
+// What the host's tool_connected callback hands back, thread-shifted.
+struct ToolShift {
+    std::function<void(pmix_status_t, pmix_proc_t)> done;
+};
+
+void tool_shift(pmix_status_t status, pmix_proc_t *proc, void *cbdata) {
+    auto *s = static_cast<ToolShift *>(cbdata);
+    pmix_proc_t copy{};
+    if (proc != nullptr) copy = *proc;
+    runtime::ProgressEngine::instance().post([s, status, copy] {
+        s->done(status, copy);
+        delete s;
+    });
+}
+
+const pmix_info_t *find(std::span<const pmix_info_t> info, const char *key) {
+    for (const auto &i : info) {
+        if (std::strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0) return &i;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+void Server::configure_tools(std::span<const pmix_info_t> info) {
+    tools_.clear();
+    tool_jobs_.clear();
+    const pmix_info_t *i = find(info, PMIX_SERVER_TOOL_SUPPORT);
+    tool_support_ = i != nullptr && (i->value.type == PMIX_UNDEF ||
+                                     (i->value.type == PMIX_BOOL && i->value.data.flag));
+}
+
+bool Server::is_tool(const ProcKey &key) const {
+    return tools_.count(key) != 0;
+}
+
+void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t &requested,
+                                   std::uint32_t uid, std::uint32_t gid, std::uint32_t pid,
+                                   wire::InfoArray info) {
+    if (!tool_support_) {
+        refuse(ch, frame, PMIX_ERR_NOT_SUPPORTED,
+               "this server does not accept tools (its host did not pass "
+               "PMIX_SERVER_TOOL_SUPPORT)");
+        return;
+    }
+    if (host_.tool_connected == nullptr) {
+        refuse(ch, frame, PMIX_ERR_NOT_SUPPORTED,
+               "this server's host provides no tool_connected upcall to approve tools");
+        return;
+    }
+    // The uid/gid the OS vouches for (standard, Chap_API_Security).
+    uid_t real_uid = 0;
+    gid_t real_gid = 0;
+    if (auto cred = ch.connection().peer_credentials()) {
+        real_uid = cred->uid;
+        real_gid = cred->gid;
+    } else if (auto tuid = tcp_peer_uid(ch.connection().fd())) {
+        real_uid = *tuid;
+        real_gid = static_cast<gid_t>(gid);  // the socket table holds no gid
+    } else {
+        refuse(ch, frame, PMIX_ERR_INVALID_CRED,
+               "cannot verify the tool's user over this transport (not a local peer)");
+        return;
+    }
+    if (real_uid != static_cast<uid_t>(uid) || real_gid != static_cast<gid_t>(gid)) {
+        refuse(ch, frame, PMIX_ERR_INVALID_CRED,
+               fmt::format("the tool claims uid/gid {}/{}, the OS says {}/{}", uid, gid, real_uid,
+                           real_gid));
+        return;
+    }
+    auto args = std::make_shared<HostArgs>();
+    for (const auto &i : info.span()) {
+        args->info.emplace_back();
+        std::memset(&args->info.back(), 0, sizeof(pmix_info_t));
+        PMIx_Info_xfer(&args->info.back(), &i);
+    }
+    const std::size_t nspace_len = strnlen(requested.nspace, PMIX_MAX_NSLEN);
+    if (nspace_len > 0 && find(info.span(), PMIX_TOOL_NSPACE) == nullptr) {
+        args->add_string(PMIX_TOOL_NSPACE, std::string(requested.nspace, nspace_len));
+        std::uint32_t rank = requested.rank;
+        args->info.emplace_back();
+        std::memset(&args->info.back(), 0, sizeof(pmix_info_t));
+        PMIx_Info_load(&args->info.back(), PMIX_TOOL_RANK, &rank, PMIX_UINT32);
+    }
+    for (const auto &[key, value] : {std::pair{PMIX_USERID, static_cast<std::uint32_t>(real_uid)},
+                                     std::pair{PMIX_GRPID, static_cast<std::uint32_t>(real_gid)}}) {
+        args->info.emplace_back();
+        std::memset(&args->info.back(), 0, sizeof(pmix_info_t));
+        PMIx_Info_load(&args->info.back(), key, &value, PMIX_UINT32);
+    }
+    pid_t p = static_cast<pid_t>(pid);
+    args->info.emplace_back();
+    std::memset(&args->info.back(), 0, sizeof(pmix_info_t));
+    PMIx_Info_load(&args->info.back(), PMIX_PROC_PID, &p, PMIX_PID);
+
+    std::weak_ptr<Channel> weak = ch.weak_from_this();
+    Frame request{frame.command, frame.tag, frame.flags, {}};
+    auto *shift = new ToolShift{[this, weak, request, args, requested, nspace_len, real_uid,
+                                 real_gid, pid](pmix_status_t status, pmix_proc_t proc) {
+        auto c = weak.lock();
+        if (!c || !c->is_open()) return;
+        if (status != PMIX_SUCCESS) {
+            refuse(*c, request, status, "the host refused the tool");
+            return;
+        }
+        if (strnlen(proc.nspace, PMIX_MAX_NSLEN) == 0) {
+            refuse(*c, request, PMIX_ERR_BAD_PARAM, "the host gave the tool an empty namespace");
+            return;
+        }
+        if (nspace_len > 0 && std::strncmp(proc.nspace, requested.nspace, PMIX_MAX_NSLEN) != 0) {
+            log()->info("server: the host renamed tool {} to {}", requested.nspace, proc.nspace);
+        }
+        const ProcKey key = key_of(proc);
+        if (const JobRecord *job = find_job(key.first);
+            job != nullptr &&
+            (tool_jobs_.count(key.first) == 0 || job->clients.count(key.second))) {
+            refuse(*c, request, PMIX_ERR_INVALID_CRED,
+                   "identity " + describe(key) + " is already in use on this server");
+            return;
+        }
+        JobRecord &job = jobs_[key.first];
+        job.nspace = key.first;
+        tool_jobs_.insert(key.first);
+        ClientRecord &rec = job.clients[key.second];
+        rec.proc = proc;
+        rec.uid = real_uid;
+        rec.gid = real_gid;
+        rec.pid = pid;
+        rec.state = ClientRecord::State::connected;
+        rec.channel = c;
+        tools_.insert(key);
+        auto &peer = channels_[c.get()].second;
+        peer.authenticated = true;
+        peer.proc = key;
+        c->reply(request, BodyWriter().i32(PMIX_SUCCESS).str("").proc(self_).proc(proc).take());
+        log()->info("server: tool {} (pid {}) connected from {}", describe(key), pid,
+                    c->describe_peer());
+    }};
+    host_.tool_connected(args->info_data(), args->info_size(), &tool_shift, shift);
+}
+
+void Server::finalize_tool(Channel &ch, Frame &frame, const ProcKey &key) {
+    drop_tool(key);
+    ch.reply(frame, status_body(PMIX_SUCCESS));
+    ch.close_after_flush("tool finalized");
+}
+
+void Server::drop_tool(const ProcKey &key) {
+    if (tools_.erase(key) == 0) return;
+    forget_event_client(key);
+    if (JobRecord *job = find_job(key.first)) {
+        job->clients.erase(key.second);
+        if (job->clients.empty() && tool_jobs_.count(key.first) != 0) {
+            jobs_.erase(key.first);
+            tool_jobs_.erase(key.first);
+        }
+    }
+    log()->info("server: tool {} disconnected", describe(key));
+}
+
+}  // namespace pmixpp::server

@@ -1,0 +1,270 @@
+#include "wire/shm_fence.hpp"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <ctime>
+
+#include "pmixpp/mca/parameters.hpp"
+
+namespace pmixpp::wire {
+
+namespace {
+
+constexpr std::uint32_t kMagic = 0x50584642;  // "PXFB"
+constexpr std::uint32_t kMaxProcs = 0xffff;   // arrivals are counted in 16 bits
+
+// state: generation (32 bits) | proxied arrivals (16) | arrivals (16)
+constexpr std::uint32_t gen_of(std::uint64_t s) {
+    return static_cast<std::uint32_t>(s >> 32);
+}
+constexpr std::uint32_t proxied_of(std::uint64_t s) {
+    return static_cast<std::uint32_t>((s >> 16) & 0xffff);
+}
+constexpr std::uint32_t arrived_of(std::uint64_t s) {
+    return static_cast<std::uint32_t>(s & 0xffff);
+}
+constexpr std::uint64_t make_state(std::uint32_t gen, std::uint32_t proxied,
+                                   std::uint32_t arrived) {
+    return (static_cast<std::uint64_t>(gen) << 32) | (static_cast<std::uint64_t>(proxied) << 16) |
+           arrived;
+}
+
+std::string errno_text(const char *what) {
+    return std::string(what) + ": " + std::strerror(errno);
+}
+
+}  // namespace
+
+struct ShmFence::Layout {
+    std::uint32_t magic;
+    std::uint32_t nprocs;
+    alignas(8) std::uint64_t state;
+    alignas(4) std::uint32_t seq;  // futex word
+    std::int32_t broken;           // PMIX_SUCCESS or the sticky failure
+    alignas(8) std::uint64_t commits[1];
+
+    static std::size_t size_for(std::uint32_t nprocs) {
+        return offsetof(Layout, commits) + sizeof(std::uint64_t) * (nprocs == 0 ? 1 : nprocs);
+    }
+};
+
+template <typename T>
+static std::atomic_ref<T> at(T &field) {
+    static_assert(std::atomic_ref<T>::is_always_lock_free);
+    return std::atomic_ref<T>(field);
+}
+
+bool ShmFence::enabled() {
+    static const bool on = [] {
+        mca::ParamSpec spec;
+        spec.name = "wire_base_fence_shm";
+        spec.framework = "wire";
+        spec.component = "base";
+        spec.type = mca::ParamType::boolean;
+        spec.description =
+            "Fences without data among the processes of a job that runs entirely on this node "
+            "meet in a shared-memory barrier (server side; 0: every fence goes through the "
+            "server's socket)";
+        spec.default_value = "1";
+        auto result = mca::ParameterRegistry::process_wide().register_param(spec);
+        return !result || result.value().int_value != 0;
+    }();
+    return on;
+}
+
+ShmFence::ShmFence(std::string name, void *base, std::size_t size, bool owner)
+    : name_(std::move(name)), base_(base), size_(size), owner_(owner) {}
+
+ShmFence::~ShmFence() {
+    if (base_ != nullptr) ::munmap(base_, size_);
+    if (owner_) ::shm_unlink(name_.c_str());
+}
+
+ShmFence::Layout &ShmFence::layout() const {
+    return *static_cast<Layout *>(base_);
+}
+
+std::uint32_t ShmFence::nprocs() const noexcept {
+    return static_cast<const Layout *>(base_)->nprocs;
+}
+
+std::unique_ptr<ShmFence> ShmFence::create(std::uint32_t nprocs, std::string &error) {
+    if (nprocs == 0 || nprocs > kMaxProcs) {
+        error = "unsupported number of processes " + std::to_string(nprocs);
+        return nullptr;
+    }
+    static std::atomic<unsigned> counter{0};
+    const std::string name =
+        "/pmixpp.fence." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        error = errno_text(("shm_open " + name).c_str());
+        return nullptr;
+    }
+    const std::size_t size = Layout::size_for(nprocs);
+    void *base = MAP_FAILED;
+    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        error = errno_text("ftruncate");
+    } else {
+        base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (base == MAP_FAILED) error = errno_text("mmap");
+    }
+    ::close(fd);
+    if (base == MAP_FAILED) {
+        ::shm_unlink(name.c_str());
+        return nullptr;
+    }
+    auto *l = static_cast<Layout *>(base);  // zero-filled by ftruncate
+    l->nprocs = nprocs;
+    l->broken = PMIX_SUCCESS;
+    at(l->magic).store(kMagic, std::memory_order_release);
+    return std::unique_ptr<ShmFence>(new ShmFence(name, base, size, true));
+}
+
+std::unique_ptr<ShmFence> ShmFence::open(const std::string &name, std::string &error) {
+    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        error = errno_text(("shm_open " + name).c_str());
+        return nullptr;
+    }
+    struct stat st {};
+    void *base = MAP_FAILED;
+    std::size_t size = 0;
+    if (::fstat(fd, &st) != 0) {
+        error = errno_text("fstat");
+    } else if (static_cast<std::size_t>(st.st_size) < Layout::size_for(1)) {
+        error = "segment " + name + " is too small";
+    } else {
+        size = static_cast<std::size_t>(st.st_size);
+        base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (base == MAP_FAILED) error = errno_text("mmap");
+    }
+    ::close(fd);
+    if (base == MAP_FAILED) return nullptr;
+    auto *l = static_cast<Layout *>(base);
+    if (at(l->magic).load(std::memory_order_acquire) != kMagic || l->nprocs == 0 ||
+        l->nprocs > kMaxProcs || Layout::size_for(l->nprocs) > size) {
+        error = "segment " + name + " is not a pmixpp fence segment";
+        ::munmap(base, size);
+        return nullptr;
+    }
+    return std::unique_ptr<ShmFence>(new ShmFence(name, base, size, false));
+}
+
+bool ShmFence::give_to(unsigned uid, unsigned gid, std::string &error) {
+    const int fd = ::shm_open(name_.c_str(), O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        error = errno_text("shm_open");
+        return false;
+    }
+    const bool ok = ::fchown(fd, uid, gid) == 0;
+    if (!ok) error = errno_text("fchown");
+    ::close(fd);
+    return ok;
+}
+
+pmix_status_t ShmFence::arrive(bool proxied, Arrival &out) {
+    Layout &l = layout();
+    auto state = at(l.state);
+    std::uint64_t s = state.load();
+    for (;;) {
+        if (const pmix_status_t b = broken(); b != PMIX_SUCCESS) return b;
+        const std::uint32_t gen = gen_of(s);
+        const std::uint32_t p = proxied_of(s) + (proxied ? 1 : 0);
+        const std::uint32_t a = arrived_of(s) + 1;
+        const bool last = a >= l.nprocs;
+        const std::uint64_t next = last ? make_state(gen + 1, 0, 0) : make_state(gen, p, a);
+        if (state.compare_exchange_weak(s, next)) {
+            out = Arrival{gen, last, last ? p : 0};
+            if (last) wake_all();
+            return PMIX_SUCCESS;
+        }
+    }
+}
+
+bool ShmFence::completed(std::uint32_t gen) const {
+    return gen_of(at(layout().state).load()) != gen;
+}
+
+pmix_status_t ShmFence::wait(std::uint32_t gen, std::uint32_t timeout_s,
+                             const std::atomic<bool> &lost) const {
+    Layout &l = layout();
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::seconds(timeout_s);
+    for (;;) {
+        // Read the futex word first: any change after this makes FUTEX_WAIT
+        // return at once, so no wake-up between the checks and the sleep is lost.
+        const std::uint32_t seq = at(l.seq).load();
+        if (completed(gen)) return PMIX_SUCCESS;
+        if (const pmix_status_t b = broken(); b != PMIX_SUCCESS) return b;
+        if (lost.load()) return PMIX_ERR_LOST_CONNECTION;
+        timespec ts{};
+        timespec *tsp = nullptr;
+        if (timeout_s > 0) {
+            const auto left = deadline - clock::now();
+            if (left <= clock::duration::zero()) {
+                return withdraw(gen, false) ? PMIX_ERR_TIMEOUT : PMIX_SUCCESS;
+            }
+            const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+            ts.tv_sec = static_cast<time_t>(ns / 1000000000);
+            ts.tv_nsec = static_cast<long>(ns % 1000000000);
+            tsp = &ts;
+        }
+        ::syscall(SYS_futex, &l.seq, FUTEX_WAIT, seq, tsp, nullptr, 0);
+    }
+}
+
+bool ShmFence::withdraw(std::uint32_t gen, bool proxied) const {
+    auto state = at(layout().state);
+    std::uint64_t s = state.load();
+    for (;;) {
+        if (gen_of(s) != gen || arrived_of(s) == 0) return false;
+        if (proxied && proxied_of(s) == 0) return false;
+        const std::uint64_t next =
+            make_state(gen, proxied_of(s) - (proxied ? 1 : 0), arrived_of(s) - 1);
+        if (state.compare_exchange_weak(s, next)) return true;
+    }
+}
+
+void ShmFence::break_with(pmix_status_t status) const {
+    if (status == PMIX_SUCCESS) return;
+    std::int32_t expected = PMIX_SUCCESS;
+    at(layout().broken).compare_exchange_strong(expected, status);
+    wake_all();
+}
+
+pmix_status_t ShmFence::broken() const {
+    return at(layout().broken).load();
+}
+
+void ShmFence::wake_all() const {
+    Layout &l = layout();
+    at(l.seq).fetch_add(1);
+    ::syscall(SYS_futex, &l.seq, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+std::uint64_t &ShmFence::commit_slot(std::uint32_t rank) const {
+    // The slots run past the declared one-element array: address them from the base.
+    auto *first =
+        reinterpret_cast<std::uint64_t *>(static_cast<char *>(base_) + offsetof(Layout, commits));
+    return first[rank];
+}
+
+void ShmFence::count_commit(std::uint32_t rank) const {
+    if (rank < nprocs()) at(commit_slot(rank)).fetch_add(1);
+}
+
+std::uint64_t ShmFence::commits(std::uint32_t rank) const {
+    return rank < nprocs() ? at(commit_slot(rank)).load() : 0;
+}
+
+}  // namespace pmixpp::wire

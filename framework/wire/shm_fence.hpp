@@ -1,0 +1,107 @@
+// The shared-memory fence: a barrier in a POSIX shared-memory segment for
+// the fences without data among all processes of a job that runs entirely on
+// this node (server/README.md, "Fences in shared memory").
+//
+// The server creates one segment per such job at register_nspace and hands
+// its name to the job's clients as the job-level key PMIXPP_FENCE_SHM_KEY. A
+// client's blocking PMIx_Fence over its whole namespace without data arrives
+// in the segment and sleeps on a futex until the last participant arrives:
+// no message, no server turn, no progress-thread hand-off. Any other fence of
+// the same job (PMIx_Fence_nb, a fence called on the progress thread, a
+// client that could not map the segment) goes to the server as before, and
+// the server arrives in the segment on that client's behalf ("proxied"), so
+// both kinds of participant meet in the same barrier. A client whose arrival
+// completes a generation that had proxied arrivals tells the server
+// (Command::fence_shm_done) so that it answers their requests.
+//
+// Ordering with Commit: a Commit's frame travels to the server after the
+// caller returns, so a peer's Get issued right after a shared-memory fence
+// could reach the server first. Each client counts its commits in the
+// segment before it arrives; the server answers a Get for a local peer only
+// once it has received as many commits from that peer as the segment shows.
+//
+// Failure: the server marks the segment broken (sticky) when a participant
+// is lost, deregistered or finalized, or the job is deregistered: waiters
+// wake with that status, later fences fail at once (as a fence naming a gone
+// process does over the socket). A waiter whose timeout expires withdraws its
+// arrival and returns PMIX_ERR_TIMEOUT.
+//
+// Threads: every member function may be called from any thread of any
+// process mapping the segment.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace pmixpp::wire {
+
+inline constexpr const char *PMIXPP_FENCE_SHM_KEY = "pmixpp.fence.shm";
+
+class ShmFence {
+  public:
+    // Whether servers of this process create segments (MCA parameter
+    // wire_base_fence_shm, default on).
+    static bool enabled();
+    // Server side: create a segment for ranks 0..nprocs-1 (mode 0600).
+    // nullptr with `error` set on failure.
+    static std::unique_ptr<ShmFence> create(std::uint32_t nprocs, std::string &error);
+    // Client side: map the segment `name` made by create().
+    static std::unique_ptr<ShmFence> open(const std::string &name, std::string &error);
+    ~ShmFence();
+    ShmFence(const ShmFence &) = delete;
+    ShmFence &operator=(const ShmFence &) = delete;
+
+    const std::string &name() const noexcept { return name_; }
+    std::uint32_t nprocs() const noexcept;
+
+    // The segment's owner (the server) gives it to `uid`/`gid` (fchown),
+    // so that a job running as another user can map it.
+    bool give_to(unsigned uid, unsigned gid, std::string &error);
+
+    struct Arrival {
+        std::uint32_t gen = 0;      // the generation joined
+        bool completed = false;     // this arrival was the last one
+        std::uint32_t proxied = 0;  // if completed: proxied arrivals in that generation
+    };
+    // Arrive at the current generation. `proxied`: the server arriving for a
+    // client that sent its fence over the socket. PMIX_SUCCESS, or the sticky
+    // broken status (nothing counted).
+    pmix_status_t arrive(bool proxied, Arrival &out);
+    // Sleep until generation `gen` completes: PMIX_SUCCESS, the broken status,
+    // PMIX_ERR_LOST_CONNECTION once `lost` is true, or PMIX_ERR_TIMEOUT after
+    // `timeout_s` seconds (0: none) with the arrival withdrawn.
+    pmix_status_t wait(std::uint32_t gen, std::uint32_t timeout_s,
+                       const std::atomic<bool> &lost) const;
+    // Take back one arrival made in generation `gen` if it has not completed;
+    // false when it completed meanwhile.
+    bool withdraw(std::uint32_t gen, bool proxied) const;
+    // Whether generation `gen` has completed.
+    bool completed(std::uint32_t gen) const;
+
+    // Break the barrier with `status` (sticky) and wake every waiter.
+    void break_with(pmix_status_t status) const;
+    pmix_status_t broken() const;
+    // Wake every waiter so that it re-checks its own exit conditions.
+    void wake_all() const;
+
+    // Commits made by `rank` (counted by the client before its frame leaves).
+    void count_commit(std::uint32_t rank) const;
+    std::uint64_t commits(std::uint32_t rank) const;
+
+  private:
+    struct Layout;
+    ShmFence(std::string name, void *base, std::size_t size, bool owner);
+    Layout &layout() const;
+    std::uint64_t &commit_slot(std::uint32_t rank) const;
+
+    std::string name_;
+    void *base_ = nullptr;
+    std::size_t size_ = 0;
+    bool owner_ = false;
+};
+
+}  // namespace pmixpp::wire

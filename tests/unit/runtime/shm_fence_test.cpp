@@ -1,0 +1,200 @@
+// Unit tests of the shared-memory fence segment (framework/wire/shm_fence.hpp):
+// threads and a forked process mapping one segment, as a job's clients do.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "wire/shm_fence.hpp"
+
+using pmixpp::wire::ShmFence;
+
+namespace {
+
+std::unique_ptr<ShmFence> make(std::uint32_t n) {
+    std::string error;
+    auto seg = ShmFence::create(n, error);
+    EXPECT_NE(seg, nullptr) << error;
+    return seg;
+}
+
+std::unique_ptr<ShmFence> attach(const std::string &name) {
+    std::string error;
+    auto seg = ShmFence::open(name, error);
+    EXPECT_NE(seg, nullptr) << error;
+    return seg;
+}
+
+const std::atomic<bool> kNotLost{false};
+
+}  // namespace
+
+TEST(ShmFence, NoParticipantLeavesBeforeTheLastArrives) {
+    constexpr int kProcs = 4, kRounds = 300;
+    auto owner = make(kProcs);
+    ASSERT_NE(owner, nullptr);
+    std::atomic<int> arrivals{0};
+    std::atomic<bool> early{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kProcs; ++t) {
+        threads.emplace_back([&] {
+            auto seg = attach(owner->name());
+            if (!seg) return;
+            for (int r = 0; r < kRounds; ++r) {
+                arrivals.fetch_add(1);
+                ShmFence::Arrival a;
+                if (seg->arrive(false, a) != PMIX_SUCCESS) early = true;
+                if (!a.completed && seg->wait(a.gen, 0, kNotLost) != PMIX_SUCCESS) early = true;
+                // Everybody has arrived at round r before anybody leaves it.
+                if (arrivals.load() < kProcs * (r + 1)) early = true;
+            }
+        });
+    }
+    for (auto &t : threads) t.join();
+    EXPECT_FALSE(early);
+    EXPECT_EQ(arrivals.load(), kProcs * kRounds);
+}
+
+TEST(ShmFence, TheLastArrivalCompletesAndCountsProxiedArrivals) {
+    auto seg = make(3);
+    ASSERT_NE(seg, nullptr);
+    ShmFence::Arrival a, b, c;
+    ASSERT_EQ(seg->arrive(true, a), PMIX_SUCCESS);
+    ASSERT_EQ(seg->arrive(false, b), PMIX_SUCCESS);
+    EXPECT_FALSE(a.completed);
+    EXPECT_FALSE(b.completed);
+    EXPECT_FALSE(seg->completed(a.gen));
+    ASSERT_EQ(seg->arrive(false, c), PMIX_SUCCESS);
+    EXPECT_TRUE(c.completed);
+    EXPECT_EQ(c.proxied, 1u);
+    EXPECT_EQ(c.gen, a.gen);
+    EXPECT_TRUE(seg->completed(a.gen));
+    EXPECT_EQ(seg->wait(a.gen, 0, kNotLost), PMIX_SUCCESS);
+    // The next generation starts empty.
+    ShmFence::Arrival d;
+    ASSERT_EQ(seg->arrive(false, d), PMIX_SUCCESS);
+    EXPECT_EQ(d.gen, a.gen + 1);
+    EXPECT_FALSE(d.completed);
+}
+
+TEST(ShmFence, ATimedOutWaiterWithdrawsItsArrival) {
+    auto seg = make(2);
+    ASSERT_NE(seg, nullptr);
+    ShmFence::Arrival a;
+    ASSERT_EQ(seg->arrive(false, a), PMIX_SUCCESS);
+    EXPECT_EQ(seg->wait(a.gen, 1, kNotLost), PMIX_ERR_TIMEOUT);
+    // Withdrawn: one more arrival does not complete the generation.
+    ShmFence::Arrival b;
+    ASSERT_EQ(seg->arrive(false, b), PMIX_SUCCESS);
+    EXPECT_FALSE(b.completed);
+    ShmFence::Arrival c;
+    ASSERT_EQ(seg->arrive(false, c), PMIX_SUCCESS);
+    EXPECT_TRUE(c.completed);
+    // A completed generation cannot be withdrawn from.
+    EXPECT_FALSE(seg->withdraw(b.gen, false));
+}
+
+TEST(ShmFence, BreakingWakesWaitersAndIsSticky) {
+    auto seg = make(2);
+    ASSERT_NE(seg, nullptr);
+    ShmFence::Arrival a;
+    ASSERT_EQ(seg->arrive(false, a), PMIX_SUCCESS);
+    pmix_status_t got = PMIX_SUCCESS;
+    std::thread waiter([&] { got = seg->wait(a.gen, 30, kNotLost); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    seg->break_with(PMIX_ERR_LOST_CONNECTION);
+    waiter.join();
+    EXPECT_EQ(got, PMIX_ERR_LOST_CONNECTION);
+    EXPECT_EQ(seg->broken(), PMIX_ERR_LOST_CONNECTION);
+    ShmFence::Arrival b;
+    EXPECT_EQ(seg->arrive(false, b), PMIX_ERR_LOST_CONNECTION);
+    seg->break_with(PMIX_ERR_TIMEOUT);  // the first status stays
+    EXPECT_EQ(seg->broken(), PMIX_ERR_LOST_CONNECTION);
+}
+
+TEST(ShmFence, ALostConnectionWakesItsOwnWaiter) {
+    auto seg = make(2);
+    ASSERT_NE(seg, nullptr);
+    ShmFence::Arrival a;
+    ASSERT_EQ(seg->arrive(false, a), PMIX_SUCCESS);
+    std::atomic<bool> lost{false};
+    pmix_status_t got = PMIX_SUCCESS;
+    std::thread waiter([&] { got = seg->wait(a.gen, 30, lost); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    lost = true;
+    seg->wake_all();
+    waiter.join();
+    EXPECT_EQ(got, PMIX_ERR_LOST_CONNECTION);
+    EXPECT_EQ(seg->broken(), PMIX_SUCCESS);  // the others are not affected
+}
+
+TEST(ShmFence, AForkedProcessMeetsInTheSameBarrierAndCountsCommits) {
+    auto seg = make(2);
+    ASSERT_NE(seg, nullptr);
+    const std::string name = seg->name();
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        std::string error;
+        auto mine = ShmFence::open(name, error);
+        if (!mine) _exit(10);
+        mine->count_commit(1);
+        mine->count_commit(1);
+        mine->count_commit(7);  // no such rank: ignored
+        ShmFence::Arrival a;
+        if (mine->arrive(false, a) != PMIX_SUCCESS) _exit(11);
+        if (!a.completed && mine->wait(a.gen, 30, kNotLost) != PMIX_SUCCESS) _exit(12);
+        _exit(0);
+    }
+    ShmFence::Arrival a;
+    ASSERT_EQ(seg->arrive(false, a), PMIX_SUCCESS);
+    if (!a.completed) {
+        EXPECT_EQ(seg->wait(a.gen, 30, kNotLost), PMIX_SUCCESS);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_EQ(seg->commits(1), 2u);
+    EXPECT_EQ(seg->commits(0), 0u);
+}
+
+TEST(ShmFence, OpenRefusesMissingAndForeignSegments) {
+    std::string error;
+    EXPECT_EQ(ShmFence::open("/pmixpp.fence.no-such-segment", error), nullptr);
+    EXPECT_NE(error.find("shm_open"), std::string::npos) << error;
+
+    const std::string foreign = "/pmixpp.fence.test-foreign." + std::to_string(getpid());
+    const int fd = shm_open(foreign.c_str(), O_CREAT | O_RDWR, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(ftruncate(fd, 4096), 0);
+    void *p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    std::memset(p, 0x5a, 4096);
+    munmap(p, 4096);
+    close(fd);
+    error.clear();
+    EXPECT_EQ(ShmFence::open(foreign, error), nullptr);
+    EXPECT_NE(error.find("not a pmixpp fence segment"), std::string::npos) << error;
+    shm_unlink(foreign.c_str());
+}
+
+TEST(ShmFence, TheOwnerRemovesTheSegment) {
+    std::string name;
+    {
+        auto seg = make(2);
+        ASSERT_NE(seg, nullptr);
+        name = seg->name();
+        EXPECT_NE(attach(name), nullptr);
+    }
+    std::string error;
+    EXPECT_EQ(ShmFence::open(name, error), nullptr);
+    EXPECT_EQ(ShmFence::create(0, error), nullptr);
+}
