@@ -56,10 +56,7 @@ bool same_proc(const pmix_proc_t &a, const pmix_proc_t &b) {
     return a.rank == b.rank && std::strncmp(a.nspace, b.nspace, PMIX_MAX_NSLEN) == 0;
 }
 
-bool info_true(const pmix_info_t &i) {
-    if (i.value.type == PMIX_UNDEF) return true;  // a bare attribute means "true"
-    return i.value.type == PMIX_BOOL && i.value.data.flag;
-}
+using events::info_true;  // a bare attribute means "true"
 
 pmix_value_t *copy_value(const pmix_value_t &v) {
     auto *out = static_cast<pmix_value_t *>(std::calloc(1, sizeof(pmix_value_t)));
@@ -577,7 +574,7 @@ void Client::on_close(Channel &ch, const std::string &reason) {
     if (channel_.get() != &ch) return;
     if (!finalizing_) log()->warn("client: lost the connection to the server: {}", reason);
     lost_ = true;
-    if (auto seg = fence_segment()) seg->wake_all();  // a caller may sleep in its barrier
+    wake_fence_waiters();  // a caller may sleep in its barrier
     auto pending = std::move(pending_);
     pending_.clear();
     for (auto &[tag, handler] : pending) {

@@ -127,6 +127,8 @@ class Client {
     // The job's fence segment, mapped at first use (nullptr: none); forget it.
     std::shared_ptr<wire::ShmFence> fence_segment();
     void drop_fence_segment();
+    // Wake this process's callers sleeping in the barrier (they see lost_).
+    void wake_fence_waiters();
     // Job info of another nspace (spawn, connect replies): connect.cpp.
     pmix_status_t store_job_blob(std::string_view nspace, std::span<const std::uint8_t> blob);
 

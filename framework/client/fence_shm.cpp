@@ -42,6 +42,11 @@ std::shared_ptr<wire::ShmFence> Client::fence_segment() {
     return shm_;
 }
 
+void Client::wake_fence_waiters() {
+    std::lock_guard lock(shm_mutex_);
+    if (shm_) shm_->wake_all();
+}
+
 void Client::drop_fence_segment() {
     std::lock_guard lock(shm_mutex_);
     shm_.reset();

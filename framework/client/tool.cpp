@@ -22,6 +22,7 @@
 #include "mca/logging.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
+#include "wire/codec.hpp"
 
 namespace pmixpp::client {
 
@@ -42,39 +43,7 @@ auto log() {
 // How long one URI may take to connect and answer the handshake.
 constexpr std::chrono::seconds kToolConnectTimeout{10};
 
-bool info_true(const pmix_info_t &i) {
-    if (i.value.type == PMIX_UNDEF) return true;
-    return i.value.type == PMIX_BOOL && i.value.data.flag;
-}
-
-std::optional<std::uint64_t> info_uint(const pmix_info_t &i) {
-    const pmix_value_t &v = i.value;
-    switch (v.type) {
-        case PMIX_UINT32:
-            return v.data.uint32;
-        case PMIX_UINT16:
-            return v.data.uint16;
-        case PMIX_UINT64:
-            return v.data.uint64;
-        case PMIX_UINT:
-            return v.data.uint;
-        case PMIX_SIZE:
-            return v.data.size;
-        case PMIX_PROC_RANK:
-            return v.data.rank;
-        case PMIX_PID:
-            return v.data.pid > 0 ? std::optional<std::uint64_t>(v.data.pid) : std::nullopt;
-        case PMIX_INT:
-            return v.data.integer >= 0 ? std::optional<std::uint64_t>(v.data.integer)
-                                       : std::nullopt;
-        case PMIX_INT32:
-            return v.data.int32 >= 0 ? std::optional<std::uint64_t>(v.data.int32) : std::nullopt;
-        case PMIX_INT64:
-            return v.data.int64 >= 0 ? std::optional<std::uint64_t>(v.data.int64) : std::nullopt;
-        default:
-            return std::nullopt;
-    }
-}
+using events::info_true;
 
 std::optional<std::string> info_string(const pmix_info_t &i) {
     if (i.value.type != PMIX_STRING || i.value.data.string == nullptr) return std::nullopt;
@@ -133,7 +102,7 @@ std::optional<Failure> parse_options(std::span<const pmix_info_t> info, ToolOpti
             if (!s || s->empty() || s->size() > PMIX_MAX_NSLEN) return bad("a non-empty string");
             o.nspace = *s;
         } else if (is(PMIX_TOOL_RANK)) {
-            auto r = info_uint(i);
+            auto r = wire::as_uint(i.value);
             if (!r || *r > PMIX_RANK_VALID) return bad("a valid rank");
             o.rank = static_cast<pmix_rank_t>(*r);
         } else if (is(PMIX_TOOL_DO_NOT_CONNECT)) {
@@ -153,15 +122,15 @@ std::optional<Failure> parse_options(std::span<const pmix_info_t> info, ToolOpti
             if (!s) return bad("a URI string");
             o.tcp_uri = bare_uri(*s);
         } else if (is(PMIX_SERVER_PIDINFO)) {
-            auto p = info_uint(i);
+            auto p = wire::as_uint(i.value);
             if (!p || *p == 0) return bad("a pid");
             o.server_pid = static_cast<pid_t>(*p);
         } else if (is(PMIX_CONNECT_MAX_RETRIES)) {
-            auto n = info_uint(i);
+            auto n = wire::as_uint(i.value);
             if (!n) return bad("a count");
             o.max_retries = static_cast<std::uint32_t>(std::min<std::uint64_t>(*n, 1000));
         } else if (is(PMIX_CONNECT_RETRY_DELAY)) {
-            auto n = info_uint(i);
+            auto n = wire::as_uint(i.value);
             if (!n) return bad("a number of seconds");
             o.retry_delay_s = static_cast<std::uint32_t>(std::min<std::uint64_t>(*n, 3600));
         } else if (is(PMIX_SERVER_NSPACE)) {

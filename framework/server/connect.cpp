@@ -35,11 +35,7 @@ auto log() {
 }
 
 bool has_key(const wire::InfoArray *info, const char *key) {
-    if (info == nullptr) return false;
-    for (const auto &i : info->span()) {
-        if (std::strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0) return true;
-    }
-    return false;
+    return info != nullptr && find_info(info->span(), key) != nullptr;
 }
 
 struct CollectiveRequest {

@@ -14,6 +14,7 @@
 #include "mca/logging.hpp"
 #include "runtime/progress.hpp"
 #include "server/upcalls.hpp"
+#include "wire/codec.hpp"
 #include "wire/protocol.hpp"
 
 namespace pmixpp::server {
@@ -34,11 +35,6 @@ auto log() {
 // How long an accepted connection may stay silent before its handshake.
 constexpr std::chrono::seconds kHandshakeTimeout{30};
 
-std::string describe(const ProcKey &key) {
-    if (key.second == PMIX_RANK_WILDCARD) return key.first + ":*";
-    return key.first + ":" + std::to_string(key.second);
-}
-
 std::string random_secret() {
     unsigned char raw[16] = {};
     std::size_t got = 0;
@@ -52,44 +48,23 @@ std::string random_secret() {
     return out;
 }
 
+std::span<const std::byte> as_bytes(const std::vector<std::uint8_t> &v) {
+    return {reinterpret_cast<const std::byte *>(v.data()), v.size()};
+}
+
+}  // namespace
+
+std::string describe(const ProcKey &key) {
+    if (key.second == PMIX_RANK_WILDCARD) return key.first + ":*";
+    return key.first + ":" + std::to_string(key.second);
+}
+
 const pmix_info_t *find_info(std::span<const pmix_info_t> info, const char *key) {
     for (const auto &i : info) {
         if (std::strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0) return &i;
     }
     return nullptr;
 }
-
-std::optional<std::uint64_t> as_uint(const pmix_value_t &v) {
-    switch (v.type) {
-        case PMIX_UINT32:
-            return v.data.uint32;
-        case PMIX_UINT16:
-            return v.data.uint16;
-        case PMIX_UINT64:
-            return v.data.uint64;
-        case PMIX_UINT8:
-            return v.data.uint8;
-        case PMIX_UINT:
-            return v.data.uint;
-        case PMIX_INT:
-            return v.data.integer >= 0 ? std::optional<std::uint64_t>(v.data.integer)
-                                       : std::nullopt;
-        case PMIX_INT32:
-            return v.data.int32 >= 0 ? std::optional<std::uint64_t>(v.data.int32) : std::nullopt;
-        case PMIX_SIZE:
-            return v.data.size;
-        case PMIX_PROC_RANK:
-            return v.data.rank;
-        default:
-            return std::nullopt;
-    }
-}
-
-std::span<const std::byte> as_bytes(const std::vector<std::uint8_t> &v) {
-    return {reinterpret_cast<const std::byte *>(v.data()), v.size()};
-}
-
-}  // namespace
 
 ProcKey key_of(const pmix_proc_t &proc) {
     return {std::string(proc.nspace, strnlen(proc.nspace, PMIX_MAX_NSLEN)), proc.rank};
@@ -152,7 +127,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
     std::memcpy(self_.nspace, ns.data(), std::min<std::size_t>(ns.size(), PMIX_MAX_NSLEN));
     self_.rank = 0;
     if (const auto *i = find_info(info, PMIX_SERVER_RANK)) {
-        if (auto r = as_uint(i->value)) self_.rank = static_cast<pmix_rank_t>(*r);
+        if (auto r = wire::as_uint(i->value)) self_.rank = static_cast<pmix_rank_t>(*r);
     }
 
     auto &engine = ProgressEngine::instance();
@@ -861,13 +836,8 @@ bool Server::join_shm_fence(JobRecord &job, const ProcKey &me,
         send_reply(reply, status_body(st));
         return true;
     }
-    if (arrival.completed) {
-        send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(std::vector<std::uint8_t>{}).take());
-        answer_shm_waiters(job);
-        return true;
-    }
     JobRecord::ShmWaiter w{arrival.gen, me, reply, 0};
-    if (timeout > 0) {
+    if (!arrival.completed && timeout > 0) {
         const std::uint32_t gen = arrival.gen;
         w.timer = ProgressEngine::instance().after(std::chrono::seconds(timeout), [this, me, gen] {
             JobRecord *j = find_job(me.first);
@@ -886,6 +856,7 @@ bool Server::join_shm_fence(JobRecord &job, const ProcKey &me,
         });
     }
     job.shm_waiters.push_back(std::move(w));
+    if (arrival.completed) answer_shm_waiters(job);  // this one and those the generation held
     return true;
 }
 
@@ -1063,7 +1034,7 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
     job.registered = true;
     job.nlocalprocs = nlocalprocs;
     if (const auto *i = find_info(info, PMIX_JOB_SIZE)) {
-        if (auto n = as_uint(i->value)) job.job_size = static_cast<std::uint32_t>(*n);
+        if (auto n = wire::as_uint(i->value)) job.job_size = static_cast<std::uint32_t>(*n);
     }
     auto st = store_->write([&](mca::gds::Module &m) { return m.register_job(nspace, info); });
     if (!st.ok()) {

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -37,6 +38,10 @@ namespace pmixpp::server {
 using ProcKey = std::pair<std::string, pmix_rank_t>;
 ProcKey key_of(const pmix_proc_t &proc);
 pmix_proc_t proc_of(const ProcKey &key);
+// "nspace:rank" ("nspace:*" for the wildcard), for logs and signatures.
+std::string describe(const ProcKey &key);
+// The first entry of `info` with `key`, or nullptr.
+const pmix_info_t *find_info(std::span<const pmix_info_t> info, const char *key);
 class HostInfo;  // upcall_results.hpp
 
 struct ClientRecord {

@@ -21,6 +21,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "event/event.hpp"
 #include "mca/logging.hpp"
 #include "runtime/progress.hpp"
 #include "server/server.hpp"
@@ -37,10 +38,6 @@ namespace {
 
 auto log() {
     return mca::framework_logger("server");
-}
-
-std::string describe(const ProcKey &key) {
-    return key.first + ":" + std::to_string(key.second);
 }
 
 // The hex form /proc/net/tcp{,6} gives an address:port: the address's bytes
@@ -99,21 +96,13 @@ void tool_shift(pmix_status_t status, pmix_proc_t *proc, void *cbdata) {
     });
 }
 
-const pmix_info_t *find(std::span<const pmix_info_t> info, const char *key) {
-    for (const auto &i : info) {
-        if (std::strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0) return &i;
-    }
-    return nullptr;
-}
-
 }  // namespace
 
 void Server::configure_tools(std::span<const pmix_info_t> info) {
     tools_.clear();
     tool_jobs_.clear();
-    const pmix_info_t *i = find(info, PMIX_SERVER_TOOL_SUPPORT);
-    tool_support_ = i != nullptr && (i->value.type == PMIX_UNDEF ||
-                                     (i->value.type == PMIX_BOOL && i->value.data.flag));
+    const pmix_info_t *i = find_info(info, PMIX_SERVER_TOOL_SUPPORT);
+    tool_support_ = i != nullptr && events::info_true(*i);
 }
 
 bool Server::is_tool(const ProcKey &key) const {
@@ -155,29 +144,16 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
         return;
     }
     auto args = std::make_shared<HostArgs>();
-    for (const auto &i : info.span()) {
-        args->info.emplace_back();
-        std::memset(&args->info.back(), 0, sizeof(pmix_info_t));
-        PMIx_Info_xfer(&args->info.back(), &i);
-    }
+    for (const auto &i : info.span()) args->add_copy(i);
     const std::size_t nspace_len = strnlen(requested.nspace, PMIX_MAX_NSLEN);
-    if (nspace_len > 0 && find(info.span(), PMIX_TOOL_NSPACE) == nullptr) {
+    if (nspace_len > 0 && find_info(info.span(), PMIX_TOOL_NSPACE) == nullptr) {
         args->add_string(PMIX_TOOL_NSPACE, std::string(requested.nspace, nspace_len));
-        std::uint32_t rank = requested.rank;
-        args->info.emplace_back();
-        std::memset(&args->info.back(), 0, sizeof(pmix_info_t));
-        PMIx_Info_load(&args->info.back(), PMIX_TOOL_RANK, &rank, PMIX_UINT32);
+        args->add_uint32(PMIX_TOOL_RANK, requested.rank);
     }
-    for (const auto &[key, value] : {std::pair{PMIX_USERID, static_cast<std::uint32_t>(real_uid)},
-                                     std::pair{PMIX_GRPID, static_cast<std::uint32_t>(real_gid)}}) {
-        args->info.emplace_back();
-        std::memset(&args->info.back(), 0, sizeof(pmix_info_t));
-        PMIx_Info_load(&args->info.back(), key, &value, PMIX_UINT32);
-    }
-    pid_t p = static_cast<pid_t>(pid);
-    args->info.emplace_back();
-    std::memset(&args->info.back(), 0, sizeof(pmix_info_t));
-    PMIx_Info_load(&args->info.back(), PMIX_PROC_PID, &p, PMIX_PID);
+    args->add_uint32(PMIX_USERID, static_cast<std::uint32_t>(real_uid));
+    args->add_uint32(PMIX_GRPID, static_cast<std::uint32_t>(real_gid));
+    const pid_t p = static_cast<pid_t>(pid);
+    args->load(PMIX_PROC_PID, &p, PMIX_PID);
 
     std::weak_ptr<Channel> weak = ch.weak_from_this();
     Frame request{frame.command, frame.tag, frame.flags, {}};

@@ -32,16 +32,22 @@ struct HostArgs {
     }
     void add_bool(const char *key, bool v) { load(key, &v, PMIX_BOOL); }
     void add_int(const char *key, int v) { load(key, &v, PMIX_INT); }
+    void add_uint32(const char *key, std::uint32_t v) { load(key, &v, PMIX_UINT32); }
     void add_string(const char *key, const std::string &v) { load(key, v.c_str(), PMIX_STRING); }
-    pmix_info_t *info_data() { return info.empty() ? nullptr : info.data(); }
-    std::size_t info_size() const { return info.size(); }
-
-  private:
+    // `v` points to a value of type `t` (PMIx_Info_load copies it).
     void load(const char *key, const void *v, pmix_data_type_t t) {
         info.emplace_back();
         std::memset(&info.back(), 0, sizeof(pmix_info_t));
         PMIx_Info_load(&info.back(), key, v, t);
     }
+    // A deep copy of the caller's `from`.
+    void add_copy(const pmix_info_t &from) {
+        info.emplace_back();
+        std::memset(&info.back(), 0, sizeof(pmix_info_t));
+        PMIx_Info_xfer(&info.back(), &from);
+    }
+    pmix_info_t *info_data() { return info.empty() ? nullptr : info.data(); }
+    std::size_t info_size() const { return info.size(); }
 };
 
 using OpDone = std::function<void(pmix_status_t)>;

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -97,5 +98,9 @@ const char *type_name(pmix_data_type_t t) noexcept;
 
 std::size_t element_size(pmix_data_type_t t) noexcept;
 bool value_is_boxed(pmix_data_type_t t) noexcept;
+
+// A count, rank, pid or size given as any integer type (attributes of
+// loosely typed callers): nullopt for a negative or non-integer value.
+std::optional<std::uint64_t> as_uint(const pmix_value_t &v) noexcept;
 
 }  // namespace pmixpp::wire
