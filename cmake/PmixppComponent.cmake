@@ -106,6 +106,11 @@ function(pmixpp_add_component fw comp)
   endif()
   # A component must not leave a symbol for the loader to find somewhere else.
   target_link_options(${target} PRIVATE "LINKER:--no-undefined")
+  # As libpmix: the component's own hidden copy of the libstdc++ it uses, so that
+  # loading it does not load libstdc++.so into a C process.
+  if(PMIXPP_STATIC_LIBSTDCXX)
+    target_link_options(${target} PRIVATE -static-libstdc++ "LINKER:--exclude-libs,ALL")
+  endif()
   if(NOT ARG_NO_INSTALL)
     install(TARGETS ${target} LIBRARY DESTINATION ${PMIXPP_COMPONENT_INSTALL_DIR})
   endif()
