@@ -1,17 +1,21 @@
 #include "wire/shm_fence.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <climits>
 #include <cstring>
 #include <ctime>
+#include <string_view>
 
 #include "pmixpp/mca/parameters.hpp"
 
@@ -97,11 +101,42 @@ std::uint32_t ShmFence::nprocs() const noexcept {
     return static_cast<const Layout *>(base_)->nprocs;
 }
 
+int ShmFence::remove_stale() {
+    constexpr std::string_view kPrefix = "pmixpp.fence.";
+    DIR *dir = ::opendir("/dev/shm");
+    if (dir == nullptr) return 0;
+    int removed = 0;
+    const uid_t me = ::geteuid();
+    while (const dirent *e = ::readdir(dir)) {
+        const std::string_view name(e->d_name);
+        if (!name.starts_with(kPrefix)) continue;
+        // <pid>.<n>, both decimal, nothing else
+        const std::string_view rest = name.substr(kPrefix.size());
+        long pid = 0;
+        unsigned long n = 0;
+        auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
+        if (ec != std::errc() || pid <= 0 || p == rest.data() + rest.size() || *p != '.') continue;
+        const char *end = rest.data() + rest.size();
+        auto [q, ec2] = std::from_chars(p + 1, end, n);
+        if (ec2 != std::errc() || q != end || q == p + 1) continue;
+        if (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
+            continue;
+        struct stat st {};
+        const std::string path = "/" + std::string(name);
+        if (::fstatat(::dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid != me)
+            continue;
+        if (::shm_unlink(path.c_str()) == 0) ++removed;
+    }
+    ::closedir(dir);
+    return removed;
+}
+
 std::unique_ptr<ShmFence> ShmFence::create(std::uint32_t nprocs, std::string &error) {
     if (nprocs == 0 || nprocs > kMaxProcs) {
         error = "unsupported number of processes " + std::to_string(nprocs);
         return nullptr;
     }
+    remove_stale();
     static std::atomic<unsigned> counter{0};
     const std::string name =
         "/pmixpp.fence." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));

@@ -47,8 +47,14 @@ class ShmFence {
     // wire_base_fence_shm, default on).
     static bool enabled();
     // Server side: create a segment for ranks 0..nprocs-1 (mode 0600).
-    // nullptr with `error` set on failure.
+    // nullptr with `error` set on failure. Removes first what remove_stale()
+    // removes.
     static std::unique_ptr<ShmFence> create(std::uint32_t nprocs, std::string &error);
+    // Unlinks the segments named /dev/shm/pmixpp.fence.<pid>.<n> that belong
+    // to this user and whose creating server (pid) no longer exists: what a
+    // server killed before its destructors ran left behind. Returns how many.
+    // A pid is judged in this process's PID namespace (framework/server/README.md).
+    static int remove_stale();
     // Client side: map the segment `name` made by create().
     static std::unique_ptr<ShmFence> open(const std::string &name, std::string &error);
     ~ShmFence();

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -197,4 +199,44 @@ TEST(ShmFence, TheOwnerRemovesTheSegment) {
     std::string error;
     EXPECT_EQ(ShmFence::open(name, error), nullptr);
     EXPECT_EQ(ShmFence::create(0, error), nullptr);
+}
+
+// A server killed with SIGKILL leaves its segment in /dev/shm; the next server
+// to create one removes the segments of servers that are gone, and only those.
+TEST(ShmFence, CreatingRemovesSegmentsOfServersThatAreGone) {
+    const pid_t gone = ::fork();  // a pid that certainly existed and is gone
+    ASSERT_GE(gone, 0);
+    if (gone == 0) ::_exit(0);
+    ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);
+    const pid_t alive = ::fork();  // a server that is still running
+    ASSERT_GE(alive, 0);
+    if (alive == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    auto make_segment = [](const std::string &name) {
+        const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd >= 0) ::close(fd);
+        return fd >= 0;
+    };
+    auto exists = [](const std::string &name) {
+        const int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
+        if (fd >= 0) ::close(fd);
+        return fd >= 0;
+    };
+    const std::string stale = "/pmixpp.fence." + std::to_string(gone) + ".7";
+    const std::string live = "/pmixpp.fence." + std::to_string(alive) + ".7";
+    const std::string lookalike = "/pmixpp.fence." + std::to_string(gone) + ".7x";
+    for (const auto &n : {stale, live, lookalike}) ASSERT_TRUE(make_segment(n)) << n;
+
+    auto seg = make(2);
+    ASSERT_NE(seg, nullptr);
+    EXPECT_FALSE(exists(stale));
+    EXPECT_TRUE(exists(live));
+    EXPECT_TRUE(exists(lookalike));
+    EXPECT_TRUE(exists(seg->name()));
+
+    ::kill(alive, SIGKILL);
+    ::waitpid(alive, nullptr, 0);
+    for (const auto &n : {stale, live, lookalike}) ::shm_unlink(n.c_str());
 }
