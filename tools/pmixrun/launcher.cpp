@@ -3,6 +3,7 @@
 #include "job_services.hpp"
 
 #include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -300,22 +301,26 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
                 std::free(cenv);
                 return rc;
             }
-            pid_t pid = fork();
-            if (pid == 0) {
-                if (!app.cwd.empty() && chdir(app.cwd.c_str()) != 0) {
-                    std::fprintf(stderr, "pmixrun: cannot enter %s: %s\n", app.cwd.c_str(),
-                                 std::strerror(errno));
-                    _exit(127);
-                }
-                execve(paths[a].c_str(), child_argv.data(), cenv);
-                std::fprintf(stderr, "pmixrun: cannot execute %s: %s\n", paths[a].c_str(),
-                             std::strerror(errno));
-                _exit(127);
+            // posix_spawn (clone with CLONE_VM | CLONE_VFORK in glibc) instead of
+            // fork + exec: no copy of pmixrun's page tables per child, and no
+            // copy to tear down at the exec; with 16 children starting on 2
+            // cores that CPU is taken from the children's own start-up.
+            posix_spawn_file_actions_t actions;
+            posix_spawn_file_actions_t *actions_p = nullptr;
+            if (!app.cwd.empty()) {
+                posix_spawn_file_actions_init(&actions);
+                posix_spawn_file_actions_addchdir_np(&actions, app.cwd.c_str());
+                actions_p = &actions;
             }
+            pid_t pid = -1;
+            const int err =
+                posix_spawn(&pid, paths[a].c_str(), actions_p, nullptr, child_argv.data(), cenv);
+            if (actions_p != nullptr) posix_spawn_file_actions_destroy(actions_p);
             for (char **e = cenv; *e != nullptr; ++e) std::free(*e);
             std::free(cenv);
-            if (pid < 0) {
-                std::fprintf(stderr, "pmixrun: fork: %s\n", std::strerror(errno));
+            if (err != 0) {
+                std::fprintf(stderr, "pmixrun: cannot execute %s%s%s: %s\n", paths[a].c_str(),
+                             app.cwd.empty() ? "" : " in ", app.cwd.c_str(), std::strerror(err));
                 return PMIX_ERR_JOB_SYS_OP_FAILED;
             }
             children_[pid] = Proc{nspace, rank};

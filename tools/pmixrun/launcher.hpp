@@ -1,7 +1,7 @@
 // The jobs pmixrun runs: the first one from its command line and every job
 // its processes PMIx_Spawn. Each is registered with the PMIx server (clients,
 // then nspace with its job info), set up (setup_application ->
-// setup_local_support), and its processes are forked with setup_fork's
+// setup_local_support), and its processes are started (posix_spawn) with setup_fork's
 // environment. pmixrun waits for the processes of every job.
 //
 // Threads: launch(), wait_all() and deregister_all() run on the main thread.

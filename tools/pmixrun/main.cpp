@@ -1,7 +1,7 @@
 // pmixrun -n N [-x VAR[=value]]... [--timeout SECONDS] program [args...]
 //
 // A single-node PMIx host built on the public server API only: it registers
-// one job of N processes on this node, forks them with PMIx_server_setup_fork's
+// one job of N processes on this node, starts them (posix_spawn) with PMIx_server_setup_fork's
 // environment, serves the upcalls it can locally (fences and connects
 // complete inside the library because every participant is local; PMIx_Spawn
 // starts another job on this node: launcher.hpp) and exits when the processes
