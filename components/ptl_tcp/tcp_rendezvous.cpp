@@ -1,14 +1,15 @@
 #include "tcp_rendezvous.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
+#include <string_view>
 
 #include "ptl_socket.hpp"
 
@@ -81,21 +82,43 @@ std::vector<std::string> find_rendezvous(const std::vector<std::string> &dirs,
     const std::string prefix = file_prefix();
     std::vector<std::string> uris;
     for (const std::string &dir : dirs) {
-        std::error_code ec;
-        for (const auto &entry : std::filesystem::directory_iterator(dir, ec)) {
-            const std::string name = entry.path().filename().string();
+        DIR *d = ::opendir(dir.c_str());
+        if (d == nullptr) continue;
+        while (const dirent *entry = ::readdir(d)) {
+            const std::string_view name(entry->d_name);
             if (!name.starts_with(prefix)) continue;
-            const std::string_view pid_text = std::string_view(name).substr(prefix.size());
+            const std::string_view pid_text = name.substr(prefix.size());
             pid_t owner = 0;
             const auto [end, parse_ec] =
                 std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), owner);
             if (parse_ec != std::errc() || end != pid_text.data() + pid_text.size()) continue;
             if ((pid && owner != *pid) || !process_alive(owner)) continue;
-            std::ifstream file(entry.path());
-            for (std::string line; std::getline(file, line);) {
-                if (!line.empty()) uris.push_back(line);
+            // POSIX, not std::filesystem / std::ifstream: those bring ~1 MB of
+            // libstdc++ (locale, codecvt, iostreams) into the component, which
+            // every client maps and relocates when it loads it.
+            std::string text;
+            const int fd = ::openat(::dirfd(d), entry->d_name, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) continue;
+            char buf[4096];
+            for (;;) {
+                const ssize_t n = ::read(fd, buf, sizeof buf);
+                if (n > 0) {
+                    text.append(buf, static_cast<std::size_t>(n));
+                } else if (n == 0 || errno != EINTR) {
+                    break;
+                }
+            }
+            ::close(fd);
+            std::string_view rest = text;
+            while (!rest.empty()) {
+                const auto nl = rest.find('\n');
+                const std::string_view line = rest.substr(0, nl);
+                if (!line.empty()) uris.emplace_back(line);
+                if (nl == std::string_view::npos) break;
+                rest.remove_prefix(nl + 1);
             }
         }
+        ::closedir(d);
     }
     return uris;
 }

@@ -336,11 +336,6 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
         return PMIX_ERR_BAD_PARAM;
     }
 
-    auto store = gds_base::Datastore::acquire();
-    if (!store) {
-        log()->error("PMIx_Init: {}", store.status().message());
-        return store.status().code();
-    }
     auto transports = ptl_base::Transports::acquire();
     if (!transports) {
         log()->error("PMIx_Init: {}", transports.status().message());
@@ -411,6 +406,14 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
     if (auto st = engine.acquire(); !st.ok()) {
         log()->error("PMIx_Init: {}", st.message());
         return st.code();
+    }
+    // The datastore's component is loaded while the server works on the request.
+    auto store = gds_base::Datastore::acquire();
+    if (!store) {
+        log()->error("PMIx_Init: {}", store.status().message());
+        connection.reset();
+        engine.release();
+        return store.status().code();
     }
     pmix_status_t status = PMIX_SUCCESS;
     std::vector<Frame> early;  // unsolicited frames ahead of the reply, for the channel
