@@ -264,14 +264,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t * /*info*
     return unavailable();
 }
 
-PMIX_EXPORT pmix_status_t PMIx_server_IOF_deliver(const pmix_proc_t * /*source*/,
-                                                  pmix_iof_channel_t /*channel*/,
-                                                  const pmix_byte_object_t * /*bo*/,
-                                                  const pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                  pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
 PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t * /*directives*/,
                                                         size_t /*ndirs*/,
                                                         pmix_info_cbfunc_t /*cbfunc*/,
@@ -315,6 +307,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(char * /*pset_name*/) {
 
 // ---- Tool --------------------------------------------------------------------------------------
 // PMIx_tool_init / PMIx_tool_finalize: framework/client/tool.cpp.
+// PMIx_IOF_pull / _deregister / _push: framework/client/iof.cpp.
 PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t * /*myproc*/,
                                                      pmix_proc_t * /*server*/,
                                                      pmix_info_t * /*info*/, size_t /*ninfo*/) {
@@ -338,28 +331,6 @@ PMIX_EXPORT pmix_status_t PMIx_tool_get_servers(pmix_proc_t **servers, size_t *n
 
 PMIX_EXPORT pmix_status_t PMIx_tool_set_server(const pmix_proc_t * /*server*/,
                                                pmix_info_t * /*info*/, size_t /*ninfo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_IOF_pull(const pmix_proc_t * /*procs*/, size_t /*nprocs*/,
-                                        const pmix_info_t * /*directives*/, size_t /*ndirs*/,
-                                        pmix_iof_channel_t /*channel*/,
-                                        pmix_iof_cbfunc_t /*cbfunc*/,
-                                        pmix_hdlr_reg_cbfunc_t /*regcbfunc*/,
-                                        void * /*regcbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_IOF_deregister(size_t /*iofhdlr*/,
-                                              const pmix_info_t * /*directives*/, size_t /*ndirs*/,
-                                              pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_IOF_push(const pmix_proc_t * /*targets*/, size_t /*ntargets*/,
-                                        pmix_byte_object_t * /*bo*/,
-                                        const pmix_info_t * /*directives*/, size_t /*ndirs*/,
-                                        pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
     return unavailable();
 }
 

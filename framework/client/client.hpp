@@ -8,6 +8,7 @@
 #pragma once
 
 #include <pmix.h>
+#include <pmix_tool.h>
 
 #include <atomic>
 #include <chrono>
@@ -113,6 +114,17 @@ class Client {
                          std::function<void(pmix_status_t)> done);
     void deregister_events(std::size_t id, std::function<void(pmix_status_t)> done);
     void notify_event(const events::Event &ev, std::function<void(pmix_status_t)> done);
+    // Progress thread: IO forwarding (iof.cpp, docs/iof.md). iof_pull asks the
+    // server for the output of `procs` on `channels`; on success `cbfunc`
+    // (nullptr: write to our own stdout/stderr) is kept under a new reference
+    // and done(PMIX_SUCCESS, ref) runs, else done(error, 0). iof_deregister
+    // forgets `ref` at once (PMIX_ERR_NOT_FOUND when unknown), then tells the
+    // server. Each `done` runs exactly once.
+    void iof_pull(std::vector<pmix_proc_t> procs, pmix_iof_channel_t channels,
+                  std::shared_ptr<wire::InfoArray> directives, pmix_iof_cbfunc_t cbfunc,
+                  std::function<void(pmix_status_t, std::size_t)> done);
+    void iof_deregister(std::size_t ref, std::shared_ptr<wire::InfoArray> directives,
+                        std::function<void(pmix_status_t)> done);
 
   private:
     Client();
@@ -124,6 +136,8 @@ class Client {
     // The connection to the server is gone (not by finalize): raise
     // PMIX_ERR_LOST_CONNECTION to this process's handlers (events.cpp).
     void raise_lost_connection();
+    // Unsolicited `iof` message: the payload to its registration's handler (iof.cpp).
+    void handle_iof(wire::Frame &frame);
     // The job's fence segment, mapped at first use (nullptr: none); forget it.
     std::shared_ptr<wire::ShmFence> fence_segment();
     void drop_fence_segment();
@@ -151,6 +165,11 @@ class Client {
     pmix_proc_t server_{};
     using Handler = void (Client::*)(wire::Frame &);
     std::map<std::uint16_t, Handler> unsolicited_;  // server-initiated messages (events, ...)
+
+    // IOF registrations by reference (iof.cpp); the first is 0, as in
+    // OpenPMIx, whose blocking pull returns the reference.
+    std::map<std::size_t, pmix_iof_cbfunc_t> iof_pulls_;
+    std::size_t next_iof_ = 0;
 };
 
 }  // namespace pmixpp::client

@@ -105,6 +105,9 @@ Server::Server() {
     handlers_[static_cast<std::uint16_t>(Command::deregister_events)] =
         &Server::handle_deregister_events;
     handlers_[static_cast<std::uint16_t>(Command::notify)] = &Server::handle_notify;
+    handlers_[static_cast<std::uint16_t>(Command::iof_pull)] = &Server::handle_iof_pull;
+    handlers_[static_cast<std::uint16_t>(Command::iof_deregister)] = &Server::handle_iof_deregister;
+    handlers_[static_cast<std::uint16_t>(Command::iof_push)] = &Server::handle_iof_push;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -204,6 +207,10 @@ void Server::stop() {
     event_regs_.clear();
     host_event_codes_.clear();
     event_cache_.reset();
+    iof_pulls_.clear();
+    iof_cache_.clear();
+    iof_cached_bytes_.clear();
+    iof_policy_.clear();
     transports_.reset();
     store_.reset();
 }
@@ -282,6 +289,7 @@ void Server::on_close(Channel &ch, const std::string &reason) {
     }
     ClientRecord *client = find_client(peer.proc);
     if (client == nullptr || client->channel.get() != &ch) return;
+    forget_iof_client(peer.proc);
     if (is_tool(peer.proc)) {  // tool.cpp
         drop_tool(peer.proc);
         return;
@@ -481,6 +489,7 @@ void Server::handle_finalize(Channel &ch, Frame &frame) {
         ch.close("malformed finalize request");
         return;
     }
+    forget_iof_client(key_of(client->proc));
     if (is_tool(key_of(client->proc))) {  // tool.cpp
         finalize_tool(ch, frame, key_of(client->proc));
         return;
@@ -1069,6 +1078,7 @@ void Server::deregister_nspace(const std::string &nspace) {
     spawned_by_.erase(nspace);
     if (event_cache_) event_cache_->module().forget_job(nspace);
     std::erase_if(event_regs_, [&](const auto &e) { return e.first.first == nspace; });
+    std::erase_if(iof_pulls_, [&](const auto &e) { return e.first.first == nspace; });
     for (auto it = remote_blobs_.begin(); it != remote_blobs_.end();) {
         it = it->first.first == nspace ? remote_blobs_.erase(it) : std::next(it);
     }
@@ -1114,6 +1124,7 @@ void Server::deregister_client(const pmix_proc_t &proc) {
     auto waiters = std::move(it->second.on_commit);
     run_cleanup(key);
     forget_event_client(key);
+    forget_iof_client(key);
     job->clients.erase(it);
     connected_.erase(key);
     for (auto &w : waiters) w();

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -150,6 +151,12 @@ class Server {
     // matching cached events to it.
     void replay_to_self(std::size_t id);
 
+    // --- IO forwarding (iof.cpp; progress thread) ---
+    // PMIx_server_IOF_deliver: to every registration matching the source and
+    // channel, else into the cache (docs/iof.md).
+    void deliver_iof(const pmix_proc_t &source, pmix_iof_channel_t channel,
+                     std::vector<std::uint8_t> bytes, std::shared_ptr<wire::InfoArray> info);
+
   private:
     Server();
     using Handler = void (Server::*)(wire::Channel &, wire::Frame &);
@@ -188,6 +195,9 @@ class Server {
     void handle_register_events(wire::Channel &ch, wire::Frame &frame);    // events.cpp
     void handle_deregister_events(wire::Channel &ch, wire::Frame &frame);  // events.cpp
     void handle_notify(wire::Channel &ch, wire::Frame &frame);             // events.cpp
+    void handle_iof_pull(wire::Channel &ch, wire::Frame &frame);           // iof.cpp
+    void handle_iof_deregister(wire::Channel &ch, wire::Frame &frame);     // iof.cpp
+    void handle_iof_push(wire::Channel &ch, wire::Frame &frame);           // iof.cpp
     // Tools (tool.cpp): PMIX_SERVER_TOOL_SUPPORT from the init info; the
     // handshake of a Role::tool peer (approved by the host's tool_connected);
     // a tool's finalize and its end (records and event registrations go).
@@ -211,6 +221,10 @@ class Server {
     // went away: when no other registration wants them, the host's
     // deregister_events upcall, the counterpart of register_events.
     void release_host_events(const std::vector<pmix_status_t> &sorted);
+    // IOF (iof.cpp): a client ended (finalized, lost, deregistered, tool
+    // gone): its pulls go. Cached output is sent to a new pull, oldest first.
+    void forget_iof_client(const ProcKey &client);
+    void replay_iof(const ProcKey &client, std::uint64_t id);
     // Runs (and forgets) the cleanup directives a client registered through
     // PMIx_Job_control (job_control.cpp): at its finalize, loss or deregistration.
     void run_cleanup(const ProcKey &proc);
@@ -310,6 +324,29 @@ class Server {
     std::map<ProcKey, std::map<std::uint64_t, events::RegistrationSpec>> event_regs_;
     std::set<std::vector<pmix_status_t>> host_event_codes_;
     std::unique_ptr<evcache_base::EventCache> event_cache_;
+    // IOF (iof.cpp): each client's pulls by its registration id; output no
+    // pull wanted, oldest first, with its bytes per channel; the cache limit
+    // and drop policy per channel (the last pull that named the channel set it).
+    struct IofPull {
+        std::vector<pmix_proc_t> procs;
+        pmix_iof_channel_t channels = 0;
+    };
+    struct IofChunk {
+        pmix_proc_t source{};
+        pmix_iof_channel_t channel = 0;
+        std::vector<std::uint8_t> bytes;
+        std::shared_ptr<wire::InfoArray> info;
+    };
+    struct IofCachePolicy {
+        std::uint64_t size = 0;
+        bool drop_oldest = false;
+    };
+    std::map<ProcKey, std::map<std::uint64_t, IofPull>> iof_pulls_;
+    std::deque<IofChunk> iof_cache_;
+    std::map<pmix_iof_channel_t, std::uint64_t> iof_cached_bytes_;
+    std::map<pmix_iof_channel_t, IofCachePolicy> iof_policy_;
+    IofCachePolicy iof_policy(pmix_iof_channel_t channel) const;
+    void trim_iof_cache(pmix_iof_channel_t channel);
     // Tools (tool.cpp): whether the host accepts them, the connected tools
     // (each a ClientRecord of its nspace) and the nspaces created for them.
     bool tool_support_ = false;

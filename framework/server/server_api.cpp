@@ -251,4 +251,37 @@ PMIX_EXPORT pmix_status_t PMIx_server_dmodex_request(const pmix_proc_t *proc,
     return PMIX_SUCCESS;
 }
 
+// The bytes and info are copied here: with a cbfunc, it is called (progress
+// thread) once they went to the matching pulls or the cache; without one,
+// the call blocks until then and answers PMIX_OPERATION_SUCCEEDED.
+PMIX_EXPORT pmix_status_t PMIx_server_IOF_deliver(const pmix_proc_t *source,
+                                                  pmix_iof_channel_t channel,
+                                                  const pmix_byte_object_t *bo,
+                                                  const pmix_info_t info[], size_t ninfo,
+                                                  pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (source == nullptr || bo == nullptr || (bo->bytes == nullptr && bo->size > 0) ||
+        channel == PMIX_FWD_NO_CHANNELS || (info == nullptr && ninfo > 0)) {
+        return PMIX_ERR_BAD_PARAM;
+    }
+    const pmix_proc_t src = *source;
+    std::vector<std::uint8_t> bytes;
+    if (bo->size > 0) bytes.assign(bo->bytes, bo->bytes + bo->size);
+    auto copied = std::make_shared<pmixpp::wire::InfoArray>(
+        pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
+    auto work = [src, channel, b = std::move(bytes), copied] {
+        Server::instance().deliver_iof(src, channel, b, copied);
+    };
+    if (cbfunc == nullptr) {
+        return ProgressEngine::instance().run_sync(work) ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_INIT;
+    }
+    if (!ProgressEngine::instance().post([work, cbfunc, cbdata] {
+            work();
+            cbfunc(PMIX_SUCCESS, cbdata);
+        })) {
+        return PMIX_ERR_INIT;
+    }
+    return PMIX_SUCCESS;
+}
+
 }  // extern "C"

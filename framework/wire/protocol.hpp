@@ -89,6 +89,22 @@ enum class Command : std::uint16_t {
     // Server -> client, no reply: u8 targeted, u64 registration id (targeted:
     // a cached event replayed to that registration only), event payload.
     event = 51,
+
+    // IO forwarding (server/iof.cpp, client/iof.cpp; docs/iof.md). Numbered from 64.
+    // req: u64 registration id (the client's), procs sources (never empty),
+    //      u32 channel mask, infos directives.
+    // rep: i32 status. Cached matching output follows as `iof` messages.
+    iof_pull = 64,
+    // req: u64 registration id, infos directives. rep: i32 status
+    //      (PMIX_ERR_NOT_FOUND: no such registration).
+    iof_deregister = 65,
+    // Server -> client, no reply: u64 registration id, proc source,
+    //      u32 channel, bytes payload, infos (the deliverer's metadata).
+    iof = 66,
+    // req: procs targets, bytes payload (empty: end of stream, with
+    //      PMIX_IOF_COMPLETE among the directives), infos directives.
+    // rep: i32 status (the host's push_stdin answer; no upcall: NOT_SUPPORTED).
+    iof_push = 67,
 };
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };

@@ -4,8 +4,7 @@
  * its callback, a PMIX_SET_ENVAR for the PMIX_MCA_* variable of this
  * process; PMIx_server_setup_local_support takes that answer; setup_fork of a
  * process of the job then carries the variable. Every callback comes exactly
- * once (counted after PMIx_server_finalize, which runs what is still queued).
- * IOF_deliver is not built yet and must say so rather than fake success. */
+ * once (counted after PMIx_server_finalize, which runs what is still queued). */
 #include <pmix_server.h>
 
 #include <pthread.h>
@@ -127,12 +126,6 @@ int main(void) {
     }
     free(env);
     CHECK(carried, "setup_fork's environment lacks PMIX_MCA_setup_host_test=carried");
-
-    /* --- IOF_deliver: not built; an honest error, no callback --- */
-    pmix_byte_object_t bo = {(char *)"out", 3};
-    rc = PMIx_server_IOF_deliver(&proc, PMIX_FWD_STDOUT_CHANNEL, &bo, NULL, 0, on_local, NULL);
-    CHECK(rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED,
-          "IOF_deliver claims success without IOF support");
 
     PMIx_server_deregister_client(&proc, NULL, NULL);
     PMIx_server_deregister_nspace(ns, NULL, NULL);
