@@ -206,9 +206,8 @@ void Server::handle_iof_pull(Channel &ch, Frame &frame) {
         return;
     }
     auto args = std::make_shared<HostInfo>();
-    args->add_copies(directives.span(), {PMIX_USERID, PMIX_GRPID});
-    args->add_uint32(PMIX_USERID, static_cast<std::uint32_t>(client->uid));
-    args->add_uint32(PMIX_GRPID, static_cast<std::uint32_t>(client->gid));
+    args->add_copies_as(directives.span(), static_cast<std::uint32_t>(client->uid),
+                        static_cast<std::uint32_t>(client->gid));
     auto procs = std::make_shared<std::vector<pmix_proc_t>>(pull.procs);
     call_host_op(
         [this, procs, args, channels = pull.channels](pmix_op_cbfunc_t cb, void *cbdata) {
@@ -262,9 +261,8 @@ void Server::handle_iof_push(Channel &ch, Frame &frame) {
     // End of stream (PMIX_IOF_COMPLETE, no payload): an empty byte object.
     if (!push->bytes.empty()) push->bo.bytes = reinterpret_cast<char *>(push->bytes.data());
     push->bo.size = push->bytes.size();
-    push->directives.add_copies(directives.span(), {PMIX_USERID, PMIX_GRPID});
-    push->directives.add_uint32(PMIX_USERID, static_cast<std::uint32_t>(client->uid));
-    push->directives.add_uint32(PMIX_GRPID, static_cast<std::uint32_t>(client->gid));
+    push->directives.add_copies_as(directives.span(), static_cast<std::uint32_t>(client->uid),
+                                   static_cast<std::uint32_t>(client->gid));
     const pmix_proc_t source = client->proc;
     call_host_op(
         [this, source, push](pmix_op_cbfunc_t cb, void *cbdata) {

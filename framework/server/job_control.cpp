@@ -188,9 +188,8 @@ void Server::handle_job_control(Channel &ch, Frame &frame) {
         if (!is_cleanup_key(d)) keep.push_back(d);
     }
     auto args = std::make_shared<HostInfo>();
-    args->add_copies(keep, {PMIX_USERID, PMIX_GRPID});
-    args->add_uint32(PMIX_USERID, static_cast<std::uint32_t>(client->uid));
-    args->add_uint32(PMIX_GRPID, static_cast<std::uint32_t>(client->gid));
+    args->add_copies_as(keep, static_cast<std::uint32_t>(client->uid),
+                        static_cast<std::uint32_t>(client->gid));
     // No targets: every process of the caller's namespace.
     auto procs = std::make_shared<std::vector<pmix_proc_t>>(std::move(targets));
     if (procs->empty()) procs->push_back(proc_of({me.first, PMIX_RANK_WILDCARD}));
@@ -221,9 +220,8 @@ void Server::handle_log(Channel &ch, Frame &frame) {
         return;
     }
     auto dirs = std::make_shared<HostInfo>();
-    dirs->add_copies(directives.span(), {PMIX_USERID, PMIX_GRPID});
-    dirs->add_uint32(PMIX_USERID, static_cast<std::uint32_t>(client->uid));
-    dirs->add_uint32(PMIX_GRPID, static_cast<std::uint32_t>(client->gid));
+    dirs->add_copies_as(directives.span(), static_cast<std::uint32_t>(client->uid),
+                        static_cast<std::uint32_t>(client->gid));
     auto payload = std::make_shared<wire::InfoArray>(std::move(data));
     const pmix_proc_t proc = client->proc;
     // The 4.x log upcall returns nothing: the host always calls back.

@@ -56,6 +56,13 @@ class HostInfo {
         }
     }
     void add_uint32(const char *key, std::uint32_t v) { load(key, &v, PMIX_UINT32); }
+    // The caller's directives with its identity as the host must see it: any
+    // PMIX_USERID / PMIX_GRPID it sent replaced by the ones the server knows.
+    void add_copies_as(std::span<const pmix_info_t> from, std::uint32_t uid, std::uint32_t gid) {
+        add_copies(from, {PMIX_USERID, PMIX_GRPID});
+        add_uint32(PMIX_USERID, uid);
+        add_uint32(PMIX_GRPID, gid);
+    }
     // Takes over `i`'s value (left as PMIX_UNDEF).
     void adopt(pmix_info_t &i) {
         info_.push_back(i);
