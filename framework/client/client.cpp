@@ -36,22 +36,6 @@ auto log() {
     return mca::framework_logger("client");
 }
 
-std::chrono::seconds connect_timeout() {
-    static const std::int64_t seconds = [] {
-        mca::ParamSpec spec;
-        spec.name = "ptl_base_connect_timeout";
-        spec.framework = "ptl";
-        spec.component = "base";
-        spec.type = mca::ParamType::integer;
-        spec.description =
-            "Seconds a client waits for one server URI to connect and answer its handshake";
-        spec.default_value = "10";
-        auto r = mca::ParameterRegistry::process_wide().register_param(spec);
-        return r && r.value().int_value > 0 ? r.value().int_value : 10;
-    }();
-    return std::chrono::seconds(seconds);
-}
-
 bool same_proc(const pmix_proc_t &a, const pmix_proc_t &b) {
     return a.rank == b.rank && std::strncmp(a.nspace, b.nspace, PMIX_MAX_NSLEN) == 0;
 }
@@ -163,6 +147,38 @@ std::vector<std::string> split(const std::string &s, char sep) {
 }
 
 }  // namespace
+
+std::chrono::seconds connect_timeout() {
+    static const std::int64_t seconds = [] {
+        mca::ParamSpec spec;
+        spec.name = "ptl_base_connect_timeout";
+        spec.framework = "ptl";
+        spec.component = "base";
+        spec.type = mca::ParamType::integer;
+        spec.description =
+            "Seconds a client or a tool waits for one server URI to connect and answer its "
+            "handshake";
+        spec.default_value = "10";
+        auto r = mca::ParameterRegistry::process_wide().register_param(spec);
+        return r && r.value().int_value > 0 ? r.value().int_value : 10;
+    }();
+    return std::chrono::seconds(seconds);
+}
+
+std::vector<std::uint8_t> handshake_body(wire::Role role, const pmix_proc_t &proc,
+                                         const std::string &secret,
+                                         std::span<const pmix_info_t> info) {
+    return BodyWriter()
+        .u32(wire::kProtocolVersion)
+        .u8(static_cast<std::uint8_t>(role))
+        .proc(proc)
+        .str(secret)
+        .u32(static_cast<std::uint32_t>(getuid()))
+        .u32(static_cast<std::uint32_t>(getgid()))
+        .u32(static_cast<std::uint32_t>(getpid()))
+        .infos(info.data(), info.size())
+        .take();
+}
 
 GetDirectives GetDirectives::from(const pmix_info_t *info, std::size_t ninfo) {
     GetDirectives d;
@@ -378,16 +394,7 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
     const int fd = connection->fd();
     const auto placement = connection->peer_credentials() ? wire::PeerPlacement::local
                                                           : wire::PeerPlacement::maybe_remote;
-    const auto body = BodyWriter()
-                          .u32(wire::kProtocolVersion)
-                          .u8(static_cast<std::uint8_t>(wire::Role::client))
-                          .proc(me)
-                          .str(secret)
-                          .u32(static_cast<std::uint32_t>(getuid()))
-                          .u32(static_cast<std::uint32_t>(getgid()))
-                          .u32(static_cast<std::uint32_t>(getpid()))
-                          .infos(info.data(), info.size())
-                          .take();
+    const auto body = handshake_body(wire::Role::client, me, secret, info);
     // Tag 0: request() numbers from 1, so no other reply can carry it.
     constexpr std::uint32_t kHandshakeTag = 0;
     std::vector<std::uint8_t> frame_bytes;

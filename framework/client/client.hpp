@@ -21,6 +21,7 @@
 #include <shared_mutex>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "event/event.hpp"
 #include "event/registry.hpp"
@@ -37,6 +38,14 @@ namespace pmixpp::client {
 // reader positioned after it (empty when the connection was lost).
 using ReplyHandler = std::function<void(pmix_status_t status, wire::BodyReader &rest)>;
 using ValueDone = std::function<void(pmix_status_t status, pmix_value_t *owned)>;
+
+// How long a client or a tool gives one server URI to connect and answer its
+// handshake (MCA parameter ptl_base_connect_timeout, default 10 s).
+std::chrono::seconds connect_timeout();
+// The handshake request a client and a tool open their connection with.
+std::vector<std::uint8_t> handshake_body(wire::Role role, const pmix_proc_t &proc,
+                                         const std::string &secret,
+                                         std::span<const pmix_info_t> info);
 
 struct GetDirectives {
     bool optional = false;

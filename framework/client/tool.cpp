@@ -40,9 +40,6 @@ auto log() {
     return mca::framework_logger("client");
 }
 
-// How long one URI may take to connect and answer the handshake.
-constexpr std::chrono::seconds kToolConnectTimeout{10};
-
 using events::info_true;
 
 std::optional<std::string> info_string(const pmix_info_t &i) {
@@ -274,19 +271,11 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
         std::string reason;
         pmix_proc_t assigned{};
     };
-    const auto body = BodyWriter()
-                          .u32(wire::kProtocolVersion)
-                          .u8(static_cast<std::uint8_t>(wire::Role::tool))
-                          .proc(requested)
-                          .str("")
-                          .u32(static_cast<std::uint32_t>(getuid()))
-                          .u32(static_cast<std::uint32_t>(getgid()))
-                          .u32(static_cast<std::uint32_t>(getpid()))
-                          .infos(info.data(), info.size())
-                          .take();
+    const auto body = handshake_body(wire::Role::tool, requested, "", info);
     // One URI: connect, handshake, and on failure leave nothing behind.
     auto attempt = [&](const ptl_base::Transports::Target &t) -> Outcome {
-        auto c = t.module->connect(t.uri, kToolConnectTimeout);
+        auto c = t.module->connect(
+            t.uri, std::chrono::duration_cast<std::chrono::milliseconds>(connect_timeout()));
         if (!c)
             return {c.status().code() == PMIX_ERR_TIMEOUT ? PMIX_ERR_TIMEOUT : PMIX_ERR_UNREACH,
                     c.status().message(),
@@ -323,7 +312,7 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
                 outcome->complete(o);
             });
         });
-        if (!outcome->wait(kToolConnectTimeout)) {
+        if (!outcome->wait(connect_timeout())) {
             outcome->complete({PMIX_ERR_TIMEOUT, "no handshake reply from " + t.uri, {}});
         }
         Outcome result = outcome->value();
