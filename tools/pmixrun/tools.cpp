@@ -1,9 +1,9 @@
 #include "tools.hpp"
+#include "launcher.hpp"
 
 #include <unistd.h>
 
 #include <atomic>
-#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -38,10 +38,10 @@ void on_tool_connected(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbf
         return;
     }
     if (!named) {
-        char host[HOST_NAME_MAX + 1] = {};
-        if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
-        const std::string ns = std::string(host) + ".pmixrun-" + std::to_string(getpid()) +
-                               ".tool-" + std::to_string(g_next_tool++);
+        std::string host = hostname();
+        if (host.empty()) host = "localhost";
+        const std::string ns = host + ".pmixrun-" + std::to_string(getpid()) + ".tool-" +
+                               std::to_string(g_next_tool++);
         PMIX_LOAD_NSPACE(proc.nspace, ns.c_str());
         proc.rank = 0;
     }
