@@ -2020,7 +2020,7 @@ PMIX_EXPORT pmix_status_t PMIx_Value_xfer(pmix_value_t *dest, const pmix_value_t
 PMIX_EXPORT pmix_value_cmp_t PMIx_Value_compare(pmix_value_t *v1, pmix_value_t *v2);
 PMIX_EXPORT void PMIx_Data_array_destruct(pmix_data_array_t *d);
 /* Set the key and load a copy of the data. v4.2 leaves the flags at 0 (the
- * end-of-array mark PMIX_INFO_CREATE set is cleared): runtime_probe.out.txt. */
+ * end-of-array mark PMIX_INFO_CREATE set is cleared: the runtime_probe test). */
 PMIX_EXPORT pmix_status_t PMIx_Info_load(pmix_info_t *info, const char *key, const void *data,
                                          pmix_data_type_t type);
 PMIX_EXPORT pmix_status_t PMIx_Info_xfer(pmix_info_t *dest, const pmix_info_t *src);

@@ -2,21 +2,27 @@
 """Generate the constant and attribute sections of the public PMIx headers.
 
 Sources, in order of authority:
-  1. the PMIx standard's LaTeX chapters (../shared/spec/*.tex):
+  1. the PMIx standard's constants and attributes, as scripts/pmix_spec_items.tsv
+     keeps them: extracted once from the standard's LaTeX chapters
        \\declareconstitemvalue{NAME}{VALUE}  description...
        \\declareAttribute{NAME}{"key"}{type}{description}
-     (and their *Provisional variants);
+     (and their *Provisional variants), one item a line; --spec DIR reads the
+     chapters themselves instead and rewrites that file;
   2. scripts/pmix42_facts.txt: what the v4.2 ABI has that the spec text lacks
      or states differently (see the comments at the top of that file).
 
 Outputs (rewritten between BEGIN/END GENERATED markers, or whole):
+  scripts/pmix_spec_items.tsv  only with --spec
   include/pmix_common.h       constants and attribute keys of the standard
   include/pmix_deprecated.h   names 4.2 still defines for old programs
   framework/api/attributes.inc  X-macro table, one line per attribute:
       PMIXPP_ATTRIBUTE(NAME_STRING, KEY_STRING, TYPE_CONSTANT, "description")
 
 Usage: scripts/gen_pmix_constants.py [--spec DIR] [--check]
-  --check  exit 1 if any output would change (for CI), write nothing.
+  --spec DIR  the directory of the standard's chapters (Chap_*.tex) to extract
+              the items from, instead of scripts/pmix_spec_items.tsv
+  --check     exit 1 if any output would change (the generated_constants_current
+              test), write nothing.
 """
 import argparse
 import os
@@ -24,6 +30,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPEC_ITEMS = os.path.join(ROOT, "scripts", "pmix_spec_items.tsv")
 
 # Spec chapters in the order their sections appear in pmix_common.h, with the
 # heading each gets.
@@ -148,6 +155,58 @@ def parse_spec(spec_dir):
     return consts, attrs, order
 
 
+SPEC_ITEMS_HEAD = """\
+# The constants and attributes of the PMIx standard, one item a line, in the
+# order of the standard's chapters; read by scripts/gen_pmix_constants.py.
+# Extracted from the LaTeX chapters of the "Process Management Interface for
+# Exascale (PMIx) Standard" (pmix/pmix-standard, commit 988c915fbe31),
+# Copyright (c) 2018-2023 PMIx Administrative Steering Committee (ASC), copied
+# by permission of PMIx ASC. Regenerate with: gen_pmix_constants.py --spec DIR
+#
+# Tab-separated fields:
+#   const  chapter  NAME  value         (empty)  description
+#   attr   chapter  NAME  key           type     description
+"""
+
+
+def format_items(consts, attrs, order):
+    rows = []
+    for chap, kind, name in order:
+        if kind == "const":
+            value, desc, _ = consts[name]
+            fields = ["const", chap, name, value, "", desc]
+        else:
+            key, typ, desc, _ = attrs[name]
+            fields = ["attr", chap, name, key, typ, desc]
+        for f in fields:
+            if "\t" in f or "\n" in f:
+                sys.exit("%s: a tab or newline in %r cannot be kept in %s" % (name, f, SPEC_ITEMS))
+        rows.append("\t".join(fields))
+    return SPEC_ITEMS_HEAD + "\n".join(rows) + "\n"
+
+
+def read_items(path):
+    """The inverse of format_items: (consts, attrs, order) as parse_spec gives them."""
+    consts, attrs, order = {}, {}, []
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError as e:
+        sys.exit("cannot read the spec items: %s" % e)
+    for lineno, line in enumerate(lines, 1):
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 6 or fields[0] not in ("const", "attr"):
+            sys.exit("%s:%d: want 6 tab-separated fields, const|attr first: %s" % (path, lineno, line))
+        kind, chap, name, first, typ, desc = fields
+        if kind == "const":
+            consts[name] = (first, desc, chap)
+        else:
+            attrs[name] = (first, typ, desc, chap)
+        order.append((chap, kind, name))
+    return consts, attrs, order
+
+
 def parse_facts(path):
     """See the header of pmix42_facts.txt for the line forms."""
     facts = {"skip": set(), "const": {}, "attr": {}, "dep-const": [], "dep-attr": [], "type": {}}
@@ -213,8 +272,7 @@ def attr_type(facts, name, spec_type):
     return TYPE_MAP[t]
 
 
-def build(spec_dir):
-    consts, attrs, order = parse_spec(spec_dir)
+def build(consts, attrs, order):
     facts = parse_facts(os.path.join(ROOT, "scripts", "pmix42_facts.txt"))
     skip = facts["skip"]
 
@@ -305,11 +363,18 @@ def splice(path, body):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--spec", default=os.path.join(ROOT, "..", "shared", "spec"))
+    ap.add_argument("--spec", help="directory of the standard's Chap_*.tex (default: use %s)" %
+                    os.path.relpath(SPEC_ITEMS, ROOT))
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
-    common, deprecated, inc = build(args.spec)
-    targets = [
+    targets = []
+    if args.spec:
+        items = parse_spec(args.spec)
+        targets.append((SPEC_ITEMS, lambda p: format_items(*items)))
+    else:
+        items = read_items(SPEC_ITEMS)
+    common, deprecated, inc = build(*items)
+    targets += [
         (os.path.join(ROOT, "include", "pmix_common.h"), lambda p: splice(p, common)),
         (os.path.join(ROOT, "include", "pmix_deprecated.h"), lambda p: splice(p, deprecated)),
         (os.path.join(ROOT, "framework", "api", "attributes.inc"), lambda p: inc),

@@ -1,25 +1,34 @@
 # Behaviour of the helpers that header macros and bindings rely on.
-#   runtime_probe   ../shared/abi/runtime_probe.c built as C11 against our headers,
-#                   linked to our libpmix; its output equals runtime_probe.out.txt
+#   runtime_probe   runtime/helper_probe.c built twice, against the OpenPMIx 4.2.2
+#                   headers and linked to Debian's OpenPMIx libpmix.so, and against
+#                   our headers and linked to our libpmix.so.2; both print the same
 #   python_import   Debian's python3-pmix imports with our libpmix.so.2 (it binds
 #                   every symbol at import) and really loads ours
 
-set(PMIXPP_RUNTIME_PROBE_DIR ${PROJECT_SOURCE_DIR}/../shared/abi)
 set(PMIXPP_RUNTIME_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/runtime)
 
-if(EXISTS ${PMIXPP_RUNTIME_PROBE_DIR}/runtime_probe.c)
-  add_executable(pmixpp_runtime_probe ${PMIXPP_RUNTIME_PROBE_DIR}/runtime_probe.c)
-  target_link_libraries(pmixpp_runtime_probe PRIVATE pmix)
-  set_target_properties(pmixpp_runtime_probe PROPERTIES C_STANDARD 11 C_EXTENSIONS OFF
-                        RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+if(PMIXPP_REFERENCE_PMIX_INCLUDE_DIR AND PMIXPP_REFERENCE_PMIX_LIBRARY)
+  set(_pmixpp_probe_flags "")
+  set(_pmixpp_probe_reference_env "")
+  if(PMIXPP_SANITIZE)
+    # Our library is instrumented: the probe must bring the sanitizer runtime.
+    # Debian's OpenPMIx is not ours to leak-check.
+    set(_pmixpp_probe_flags --flag=-fsanitize=${PMIXPP_SANITIZE})
+    set(_pmixpp_probe_reference_env --reference-env=ASAN_OPTIONS=detect_leaks=0)
+  endif()
   add_test(NAME runtime_probe
-           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:pmixpp_runtime_probe>
-                   -DEXPECTED=${PMIXPP_RUNTIME_PROBE_DIR}/runtime_probe.out.txt
-                   -P ${PMIXPP_RUNTIME_TEST_DIR}/run_and_compare.cmake)
+           COMMAND Python3::Interpreter ${PMIXPP_PROBE_COMPARE}
+                   --cc ${CMAKE_C_COMPILER} --source ${PMIXPP_RUNTIME_TEST_DIR}/helper_probe.c
+                   --workdir ${CMAKE_CURRENT_BINARY_DIR}/runtime_probe
+                   --reference-include ${PMIXPP_REFERENCE_PMIX_INCLUDE_DIR}
+                   --reference-lib ${PMIXPP_REFERENCE_PMIX_LIBRARY}
+                   --ours-include ${PROJECT_SOURCE_DIR}/include
+                   --ours-lib $<TARGET_FILE:pmix>
+                   ${_pmixpp_probe_flags} ${_pmixpp_probe_reference_env})
+  set_tests_properties(runtime_probe PROPERTIES TIMEOUT 120)
 else()
-  add_test(NAME runtime_probe COMMAND ${CMAKE_COMMAND}
-           "-DMESSAGE=${PMIXPP_RUNTIME_PROBE_DIR}/runtime_probe.c not found: ../shared must sit beside the clone"
-           -P ${PMIXPP_RUNTIME_TEST_DIR}/fail.cmake)
+  pmixpp_abi_missing_input(runtime_probe
+                           "OpenPMIx 4.2 headers or libpmix.so not found (install libpmix-dev: scripts/install-deps.sh)")
 endif()
 
 # Debian's interpreter on purpose: python3-pmix is built for it.

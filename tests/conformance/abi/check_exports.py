@@ -4,7 +4,9 @@ binaries link against.
 
 Checks, each failure named:
   - SONAME is libpmix.so.2;
-  - every PMIx_* function of pmix_symbols_usage.tsv is defined, as a function;
+  - every function of pmix42_functions.txt is defined, as a function;
+  - that list is the reference's: with --reference-lib (Debian's OpenPMIx 4.2.2
+    libpmix.so.2, from libpmix2), its defined PMIx_* functions are exactly those;
   - nothing else is exported but PMIx_* and C++ names of namespace pmixpp
     (functions and objects, const member functions included, and their
     typeinfo, typeinfo name and vtable: what the export map lets out), plus the
@@ -12,8 +14,9 @@ Checks, each failure named:
     which the export map allows for PMIXPP_COMPONENTS_STATIC builds);
   - no symbol versioning: no version definitions, no name@VERSION.
 
-Usage: check_exports.py --lib libpmix.so.2 --symbols pmix_symbols_usage.tsv
-                        [--nm nm] [--readelf readelf] [--cxxfilt c++filt]
+Usage: check_exports.py --lib libpmix.so.2 --functions pmix42_functions.txt
+                        [--reference-lib libpmix.so.2] [--nm nm] [--readelf readelf]
+                        [--cxxfilt c++filt]
 """
 import argparse
 import re
@@ -35,7 +38,8 @@ def run(cmd):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
-    ap.add_argument("--symbols", required=True)
+    ap.add_argument("--functions", required=True)
+    ap.add_argument("--reference-lib")
     ap.add_argument("--nm", default="nm")
     ap.add_argument("--readelf", default="readelf")
     ap.add_argument("--cxxfilt", default="c++filt")
@@ -54,15 +58,26 @@ def main():
 
     wanted = []
     try:
-        lines = open(args.symbols, encoding="utf-8").readlines()
+        lines = open(args.functions, encoding="utf-8").read().splitlines()
     except OSError as e:
-        sys.exit("FAIL: cannot read the symbol list (../shared/abi must sit beside the clone): %s" % e)
+        sys.exit("FAIL: cannot read the function list: %s" % e)
     for line in lines:
-        name = line.split("\t", 1)[0].strip()
-        if name.startswith("PMIx_"):
-            wanted.append(name)
+        words = line.split()
+        if len(words) >= 2 and words[0] == "function":
+            wanted.append(words[1])
     if len(wanted) != 141:
-        failures.append("%s lists %d PMIx_* functions, expected 141" % (args.symbols, len(wanted)))
+        failures.append("%s lists %d PMIx_* functions, expected 141" % (args.functions, len(wanted)))
+
+    if args.reference_lib:
+        reference = set()
+        for line in run([args.nm, "-D", "--defined-only", args.reference_lib]).splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[1] in ("T", "W", "i") and parts[2].startswith("PMIx_"):
+                reference.add(parts[2].split("@", 1)[0])
+        for name in sorted(reference - set(wanted)):
+            failures.append("%s is exported by the reference %s but missing from %s" % (name, args.reference_lib, args.functions))
+        for name in sorted(set(wanted) - reference):
+            failures.append("%s is listed in %s but the reference %s does not export it" % (name, args.functions, args.reference_lib))
 
     exported = {}
     for line in run([args.nm, "-D", "--defined-only", args.lib]).splitlines():
@@ -95,7 +110,8 @@ def main():
         shown = name if name not in demangled else "%s [%s]" % (name, demangled[name])
         failures.append("%s (%s) is exported but is neither PMIx_* nor in namespace pmixpp" % (shown, kind))
 
-    print("%s: %d dynamic symbols, %d required PMIx_* functions" % (args.lib, len(exported), len(wanted)))
+    print("%s: %d dynamic symbols, %d required PMIx_* functions%s" % (
+        args.lib, len(exported), len(wanted), ", list checked against " + args.reference_lib if args.reference_lib else ""))
     if failures:
         print("FAIL: %d problems:" % len(failures))
         for f in failures:
