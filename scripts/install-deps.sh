@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs every Debian package that building and testing pmixpp needs.
 # Usage: sudo scripts/install-deps.sh   (root: apt-get works as it is)
+# The tests need nothing else, nothing beside the clone: libpmix-dev (with
+# libpmix2) is the OpenPMIx 4.2.2 the conformance tests build their probes
+# against (tests/conformance/README.md), python3-pmix and openmpi-bin +
+# libopenmpi-dev (mpirun, orted, mpicc) are the real consumers the drop-in
+# tests run on our library (docs/dropin.md).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
