@@ -1,8 +1,13 @@
 // C entry points PMIx_Query_info(_nb) and PMIx_Resolve_peers / _nodes.
 //
-// Query: a key whose answer the process already holds (PMIX_JOB_SIZE of a
-// job in the local datastore) is answered here unless the query carries
-// PMIX_QUERY_REFRESH_CACHE; every other key goes to the server
+// Query: the library's own facts (PMIX_QUERY_STABLE_ABI_VERSION,
+// PMIX_QUERY_PROVISIONAL_ABI_VERSION: runtime/std_abi.hpp) are always
+// answered here, and a blocking PMIx_Query_info made of those keys alone
+// works before any init and after finalize too, in the caller's thread (the
+// standard's exception, Chap_API_Query). A key whose answer the process
+// already holds (PMIX_JOB_SIZE of a job in the local datastore) is answered
+// here unless the query carries PMIX_QUERY_REFRESH_CACHE; every other key
+// goes to the server
 // (server/query.cpp), which answers from its own state or asks the host. The
 // result holds one PMIX_QUERY_RESULTS entry per query, in order: a
 // DATA_ARRAY of INFO starting with PMIX_QUERY_QUALIFIERS (when the query had
@@ -25,6 +30,7 @@
 #include <set>
 
 #include "client/request_util.hpp"
+#include "runtime/std_abi.hpp"
 #include "server/regex.hpp"
 #include "wire/codec.hpp"
 
@@ -78,6 +84,23 @@ std::string nspace_of(const QueryState &q) {
     }
     const pmix_proc_t me = Client::instance().self();
     return std::string(me.nspace, strnlen(me.nspace, PMIX_MAX_NSLEN));
+}
+
+// The library's own answer to `key`, or nullptr when it is not one of those.
+const char *library_fact(const std::string &key) {
+    if (key == PMIX_QUERY_STABLE_ABI_VERSION) return pmixpp::runtime::kStdAbiStableVersion;
+    if (key == PMIX_QUERY_PROVISIONAL_ABI_VERSION)
+        return pmixpp::runtime::kStdAbiProvisionalVersion;
+    return nullptr;
+}
+
+void add_string(QueryState &q, const std::string &key, const char *value) {
+    pmix_info_t i;
+    std::memset(&i, 0, sizeof i);
+    std::strncpy(i.key, key.c_str(), PMIX_MAX_KEYLEN);
+    i.value.type = PMIX_STRING;
+    i.value.data.string = strdup(value);
+    q.found.push_back(i);
 }
 
 bool answer_locally(QueryState &q, const std::string &key) {
@@ -134,27 +157,39 @@ pmix_info_t *assemble(QueryJob &job, std::size_t &n) {
     return out;
 }
 
-void finish(const std::shared_ptr<QueryJob> &job, const QueryDone &done) {
+void finish(QueryJob &job, const QueryDone &done) {
     std::size_t found = 0;
-    for (const auto &q : job->queries) found += q->found.size();
+    for (const auto &q : job.queries) found += q->found.size();
     if (found == 0) {
         done(PMIX_ERR_NOT_FOUND, nullptr, 0);
         return;
     }
     std::size_t n = 0;
-    pmix_info_t *out = assemble(*job, n);
+    pmix_info_t *out = assemble(job, n);
     if (out == nullptr) {
         done(PMIX_ERR_NOMEM, nullptr, 0);
         return;
     }
-    done(found < job->asked ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS, out, n);
+    done(found < job.asked ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS, out, n);
 }
 
-pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone done) {
-    if (pmix_status_t rc = request_gate(); rc != PMIX_SUCCESS) return rc;
+// Whether every key of every query is one the library answers by itself.
+bool only_library_facts(const pmix_query_t queries[], size_t nqueries) {
+    if (queries == nullptr || nqueries == 0) return false;
+    for (size_t i = 0; i < nqueries; ++i) {
+        if (queries[i].keys == nullptr || queries[i].keys[0] == nullptr) return false;
+        for (char **k = queries[i].keys; *k != nullptr; ++k) {
+            if (library_fact(*k) == nullptr) return false;
+        }
+    }
+    return true;
+}
+
+// Reads the queries and answers what can be answered here; `any_remote`:
+// some key is left for the server.
+pmix_status_t prepare(pmix_query_t queries[], size_t nqueries, QueryJob &job, bool &any_remote) {
     if (queries == nullptr || nqueries == 0) return PMIX_ERR_BAD_PARAM;
-    auto job = std::make_shared<QueryJob>();
-    bool any_remote = false;
+    any_remote = false;
     for (size_t i = 0; i < nqueries; ++i) {
         auto q = std::make_unique<QueryState>();
         for (char **k = queries[i].keys; k != nullptr && *k != nullptr; ++k)
@@ -171,15 +206,31 @@ pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone don
         }
         if (has_procid && has_ns_or_rank) return PMIX_ERR_BAD_PARAM;  // the spec's rule
         for (const auto &k : q->keys) {
-            ++job->asked;
-            if (refresh || !answer_locally(*q, k)) q->remote.push_back(k);
+            ++job.asked;
+            if (const char *fact = library_fact(k)) {
+                add_string(*q, k, fact);  // no other source: refresh or not
+            } else if (refresh || !answer_locally(*q, k)) {
+                q->remote.push_back(k);
+            }
         }
         any_remote = any_remote || !q->remote.empty();
-        job->queries.push_back(std::move(q));
+        job.queries.push_back(std::move(q));
     }
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone done) {
+    if (pmix_status_t rc = request_gate(); rc != PMIX_SUCCESS) {
+        // A server process has no server to ask, but answers the library's facts.
+        if (rc != PMIX_ERR_NOT_SUPPORTED || !only_library_facts(queries, nqueries)) return rc;
+    }
+    auto job = std::make_shared<QueryJob>();
+    bool any_remote = false;
+    if (pmix_status_t rc = prepare(queries, nqueries, *job, any_remote); rc != PMIX_SUCCESS)
+        return rc;
     if (!any_remote) {
         bool posted =
-            pmixpp::runtime::ProgressEngine::instance().post([job, done] { finish(job, done); });
+            pmixpp::runtime::ProgressEngine::instance().post([job, done] { finish(*job, done); });
         return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
     }
     BodyWriter w;
@@ -212,7 +263,7 @@ pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone don
                 done(s, nullptr, 0);
                 return;
             }
-            finish(job, done);
+            finish(*job, done);
         });
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
@@ -332,6 +383,20 @@ PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nquerie
         pmix_info_t *info = nullptr;
         std::size_t n = 0;
     };
+    if (only_library_facts(queries, nqueries)) {
+        // Answered in the caller's thread, initialized or not (Chap_API_Query).
+        QueryJob job;
+        bool any_remote = false;
+        if (pmix_status_t rc = prepare(queries, nqueries, job, any_remote); rc != PMIX_SUCCESS)
+            return rc;
+        pmix_status_t status = PMIX_ERR_NOT_FOUND;
+        finish(job, [&](pmix_status_t s, pmix_info_t *info, std::size_t n) {
+            status = s;
+            *results = info;
+            *nresults = n;
+        });
+        return status;
+    }
     auto done = std::make_shared<Completion<Out>>();
     pmix_status_t rc =
         query_async(queries, nqueries, [done](pmix_status_t s, pmix_info_t *info, std::size_t n) {

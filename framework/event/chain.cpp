@@ -60,7 +60,20 @@ void EventChain::call_next() {
         auto handler = handlers_[next_++];
         if (registered_ && !registered_(handler->id)) continue;  // deregistered meanwhile
         auto *step = new Step{shared_from_this(), handler, {}};
-        const auto info = event_->info_span();
+        auto info = event_->info_span();
+        if (handler->spec.return_object != nullptr) {
+            // The event's info and, last, the object given at registration
+            // (PMIX_EVENT_RETURN_OBJECT). Shallow copies: the event owns the
+            // values and outlives this array, which lives until the next call.
+            call_info_.assign(info.begin(), info.end());
+            call_info_.emplace_back();
+            pmix_info_t &obj = call_info_.back();
+            std::memset(&obj, 0, sizeof obj);
+            PMIX_LOAD_KEY(obj.key, PMIX_EVENT_RETURN_OBJECT);
+            obj.value.type = PMIX_POINTER;
+            obj.value.data.ptr = handler->spec.return_object;
+            info = call_info_;
+        }
         handler->fn(handler->id, event_->status, &event_->source,
                     info.empty() ? nullptr : const_cast<pmix_info_t *>(info.data()), info.size(),
                     results_.empty() ? nullptr : results_.data(), results_.size(),
@@ -110,6 +123,17 @@ void EventChain::drop_cleared() {
     }
 }
 
+void EventChain::erase_key(const char *key) {
+    for (auto it = results_.begin(); it != results_.end();) {
+        if (PMIX_CHECK_KEY(&*it, key)) {
+            release_info(*it);
+            it = results_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
 void EventChain::erase_termination() {
     for (auto it = results_.begin(); it != results_.end();) {
         if (is_termination(*it)) {
@@ -139,6 +163,8 @@ void EventChain::append(const pmix_info_t &info) {
         if (required_term_) return;  // a required decision cannot be overridden
         erase_termination();
         if (PMIX_INFO_IS_REQUIRED(&info)) required_term_ = copy_info(info);
+    } else {
+        erase_key(info.key);  // the results accumulate; a later entry replaces an earlier one
     }
     results_.push_back(copy_info(info));
 }

@@ -8,12 +8,18 @@
 // library), never run inside the handler's call. PMIX_EVENT_ACTION_COMPLETE
 // stops the chain.
 //
+// A handler registered with PMIX_EVENT_RETURN_OBJECT finds that object in
+// its info array: the event's info, then PMIX_EVENT_RETURN_OBJECT
+// (PMIX_POINTER).
+//
 // Results (RFC 0001, consolidated): after each handler, entries whose key the
 // handler cleared are dropped, then {its result key: its status
-// (PMIX_STATUS)} and what it returned are appended. A returned
-// PMIX_EVENT_NO_TERMINATION / PMIX_EVENT_WANT_TERMINATION replaces the one
-// already there, unless that one carries PMIX_INFO_REQD, which then stays
-// whatever later handlers return or do to the array.
+// (PMIX_STATUS)} and what it returned are appended; a returned entry replaces
+// any earlier entry with the same key (the earlier one is dropped, the new
+// one appended). A returned PMIX_EVENT_NO_TERMINATION /
+// PMIX_EVENT_WANT_TERMINATION replaces the one already there (either key),
+// unless that one carries PMIX_INFO_REQD, which then stays whatever later
+// handlers return or do to the array.
 #pragma once
 
 #include <pmix_common.h>
@@ -56,6 +62,7 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
     void keep_required_termination();
     void append(const pmix_info_t &info);
     void erase_termination();
+    void erase_key(const char *key);
     static void completion(pmix_status_t status, pmix_info_t *results, size_t nresults,
                            pmix_op_cbfunc_t cbfunc, void *thiscbdata, void *notification_cbdata);
 
@@ -67,6 +74,7 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
     std::size_t next_ = 0;
     std::vector<pmix_info_t> results_;          // owned (deep copies)
     std::optional<pmix_info_t> required_term_;  // owned copy of a REQD termination entry
+    std::vector<pmix_info_t> call_info_;  // the info given to a RETURN_OBJECT handler (not owned)
 };
 
 }  // namespace pmixpp::events

@@ -472,6 +472,7 @@ void Server::finish_handshake(std::weak_ptr<Channel> weak, Frame request, ProcKe
     }
     client->state = ClientRecord::State::connected;
     client->channel = ch;
+    mend_shm_fence(key.first);  // it may come back after PMIx_Finalize
     auto &peer = channels_[ch.get()].second;
     peer.authenticated = true;
     peer.proc = key;
@@ -887,6 +888,22 @@ void Server::break_shm_fence(const std::string &nspace, pmix_status_t status) {
     if (job == nullptr || !job->fence_shm) return;
     job->fence_shm->break_with(status);
     answer_shm_waiters(*job);
+}
+
+// A client that finalized (or was lost) and connects again: once every
+// participant of the job is connected or yet to connect, fences in the
+// segment work again, as over the socket (join_collective looks at the
+// participants' states when a fence starts).
+void Server::mend_shm_fence(const std::string &nspace) {
+    JobRecord *job = find_job(nspace);
+    if (job == nullptr || !job->fence_shm || job->fence_shm->broken() == PMIX_SUCCESS) return;
+    if (job->clients.size() != job->fence_shm->nprocs()) return;  // one was deregistered
+    for (const auto &[rank, c] : job->clients) {
+        if (c.state == ClientRecord::State::lost || c.state == ClientRecord::State::finalized)
+            return;
+    }
+    job->fence_shm->mend();
+    log()->debug("server: fence segment of {} mended: every participant is back", nspace);
 }
 
 void Server::handle_fence_shm_done(Channel &ch, Frame &frame) {

@@ -265,6 +265,7 @@ class Server {
                         bool collect, std::uint32_t timeout, const PendingReply &reply);
     void answer_shm_waiters(JobRecord &job);
     void break_shm_fence(const std::string &nspace, pmix_status_t status);
+    void mend_shm_fence(const std::string &nspace);
     void handle_fence_shm_done(wire::Channel &ch, wire::Frame &frame);
     // Whether a commit of `c` counted in its job's segment has not arrived yet.
     bool commit_in_flight(const ClientRecord &c);

@@ -281,6 +281,17 @@ pmix_status_t ShmFence::broken() const {
     return at(layout().broken).load();
 }
 
+void ShmFence::mend() const {
+    Layout &l = layout();
+    auto state = at(l.state);
+    std::uint64_t s = state.load();
+    while (!state.compare_exchange_weak(s, make_state(gen_of(s) + 1, 0, 0))) {
+    }
+    // Cleared last: until then every arrival fails at once and counts nothing.
+    at(l.broken).store(PMIX_SUCCESS);
+    wake_all();
+}
+
 void ShmFence::wake_all() const {
     Layout &l = layout();
     at(l.seq).fetch_add(1);

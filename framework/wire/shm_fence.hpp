@@ -23,8 +23,10 @@
 // Failure: the server marks the segment broken (sticky) when a participant
 // is lost, deregistered or finalized, or the job is deregistered: waiters
 // wake with that status, later fences fail at once (as a fence naming a gone
-// process does over the socket). A waiter whose timeout expires withdraws its
-// arrival and returns PMIX_ERR_TIMEOUT.
+// process does over the socket). The server mends it when every participant
+// is connected again (a finalized client that called PMIx_Init again). A
+// waiter whose timeout expires withdraws its arrival and returns
+// PMIX_ERR_TIMEOUT.
 //
 // Threads: every member function may be called from any thread of any
 // process mapping the segment.
@@ -91,6 +93,11 @@ class ShmFence {
     // Break the barrier with `status` (sticky) and wake every waiter.
     void break_with(pmix_status_t status) const;
     pmix_status_t broken() const;
+    // Server side, when every participant is connected again (a client that
+    // finalized came back with PMIx_Init): clear the broken status and start
+    // a new generation with no arrivals (those counted before the break are
+    // void: their callers already returned the broken status).
+    void mend() const;
     // Wake every waiter so that it re-checks its own exit conditions.
     void wake_all() const;
 

@@ -246,6 +246,40 @@ static void mode_chain(void) {
     printf("chain ok: rank %u\n", me.rank);
 }
 
+/* --- retobj: the object given with PMIX_EVENT_RETURN_OBJECT is in the handler's info --- */
+static int retobj_target;
+static void *retobj_seen = NULL;
+static int retobj_detail = 0;
+static void retobj_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)results, (void)nresults;
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_RETURN_OBJECT) &&
+            info[i].value.type == PMIX_POINTER)
+            retobj_seen = info[i].value.data.ptr;
+        if (PMIX_CHECK_KEY(&info[i], "test.detail")) retobj_detail = 1;
+    }
+    record("r");
+    cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+static void mode_retobj(void) {
+    pmix_status_t a = CODE_A;
+    pmix_info_t info;
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_RETURN_OBJECT, &retobj_target, PMIX_POINTER);
+    if (PMIx_Register_event_handler(&a, 1, &info, 1, retobj_handler, NULL, NULL) < 0)
+        fail("register", -1);
+    PMIX_INFO_DESTRUCT(&info);
+    pmix_info_t detail;
+    PMIX_INFO_LOAD(&detail, "test.detail", "x", PMIX_STRING);
+    notify(CODE_A, PMIX_RANGE_PROC_LOCAL, &detail, 1);
+    PMIX_INFO_DESTRUCT(&detail);
+    if (!wait_for(1)) fail("handler did not run", PMIX_ERR_TIMEOUT);
+    if (retobj_seen != &retobj_target) fail("no PMIX_EVENT_RETURN_OBJECT in the info", -1);
+    if (!retobj_detail) fail("the event's own info is missing", -1);
+    printf("retobj ok: rank %u\n", me.rank);
+}
+
 /* --- ranges: NAMESPACE, CUSTOM, LOCAL, GLOBAL from rank 0; RM reaches no client --- */
 static pmix_proc_t last_source;
 static void ranged(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
@@ -494,6 +528,8 @@ int main(int argc, char **argv) {
         mode_errors();
     else if (strcmp(mode, "chain") == 0)
         mode_chain();
+    else if (strcmp(mode, "retobj") == 0)
+        mode_retobj();
     else if (strcmp(mode, "ranges") == 0)
         mode_ranges();
     else if (strcmp(mode, "hybrid") == 0)

@@ -4,6 +4,7 @@
 #include <pmix.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int failures = 0;
@@ -61,6 +62,40 @@ int main(void) {
     check_type(&me, PMIX_NODEID, PMIX_UINT32);
     check_type(&me, PMIX_APPNUM, PMIX_UINT32);
     check_type(NULL, PMIX_LOCAL_RANK, PMIX_UINT16);
+
+    /* PMIX_NODE_LIST: the comma-delimited nodes hosting the job (one node
+     * under pmixrun: this process's host), in the job realm by default and
+     * with PMIX_JOB_INFO / PMIX_APP_INFO (Chap_API_Reserved_Keys). */
+    rc = PMIx_Get(&me, PMIX_HOSTNAME, NULL, 0, &val);
+    char host[256] = "";
+    if (rc == PMIX_SUCCESS) {
+        snprintf(host, sizeof host, "%s", val->data.string);
+        PMIX_VALUE_RELEASE(val);
+    }
+    const char *realms[] = {NULL, PMIX_JOB_INFO, PMIX_APP_INFO};
+    for (size_t k = 0; k < sizeof realms / sizeof realms[0]; ++k) {
+        pmix_info_t realm;
+        bool yes = true;
+        if (realms[k] != NULL) PMIX_INFO_LOAD(&realm, realms[k], &yes, PMIX_BOOL);
+        rc = PMIx_Get(&wild, PMIX_NODE_LIST, realms[k] != NULL ? &realm : NULL,
+                      realms[k] != NULL ? 1 : 0, &val);
+        EXPECT(rc == PMIX_SUCCESS, "Get PMIX_NODE_LIST (%s): %s",
+               realms[k] != NULL ? realms[k] : "no qualifier", PMIx_Error_string(rc));
+        if (rc == PMIX_SUCCESS) {
+            EXPECT(val->type == PMIX_STRING && strcmp(val->data.string, host) == 0,
+                   "PMIX_NODE_LIST (%s) is '%s', expected '%s'",
+                   realms[k] != NULL ? realms[k] : "no qualifier",
+                   val->type == PMIX_STRING ? val->data.string : "?", host);
+            PMIX_VALUE_RELEASE(val);
+        }
+        if (realms[k] != NULL) PMIX_INFO_DESTRUCT(&realm);
+    }
+    char *nodes = NULL;
+    rc = PMIx_Resolve_nodes(me.nspace, &nodes);
+    EXPECT(rc == PMIX_SUCCESS && nodes != NULL && strcmp(nodes, host) == 0,
+           "Resolve_nodes: %s, '%s' (PMIX_NODE_LIST is '%s')", PMIx_Error_string(rc),
+           nodes != NULL ? nodes : "", host);
+    free(nodes);
 
     pmix_info_t opt;
     PMIX_INFO_LOAD(&opt, PMIX_OPTIONAL, NULL, PMIX_BOOL);

@@ -204,6 +204,9 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
     add_info(info, PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
     add_info(info, PMIX_NODEID, &zero, PMIX_UINT32);
     add_info(info, PMIX_NODE_MAP, node_map, PMIX_STRING);
+    // The comma-delimited nodes hosting the job (job realm; with no app
+    // arrays it answers for the app realm too): this one node.
+    add_info(info, PMIX_NODE_LIST, host.c_str(), PMIX_STRING);
     add_info(info, PMIX_PROC_MAP, proc_map, PMIX_STRING);
     add_info(info, PMIX_JOBID, nspace, PMIX_STRING);
     if (spec.spawned) {

@@ -474,6 +474,33 @@ TEST_F(Chain, LaterTerminationDecisionReplacesEarlierOne) {
               (R{{"h1", "0"}, {"h2", "0"}, {PMIX_EVENT_NO_TERMINATION, "true"}}));
 }
 
+TEST_F(Chain, LaterWantTerminationFalseReplacesEarlierTrue) {
+    add("h1");
+    add("h2");
+    add("h3");
+    returns("h1", PMIX_EVENT_WANT_TERMINATION, true);
+    returns("h2", PMIX_EVENT_WANT_TERMINATION, false);
+    run();
+    using R = std::vector<std::pair<std::string, std::string>>;
+    ASSERT_EQ(g_calls.size(), 3u);
+    EXPECT_EQ(g_calls[1].results, (R{{"h1", "0"}, {PMIX_EVENT_WANT_TERMINATION, "true"}}));
+    EXPECT_EQ(g_calls[2].results,
+              (R{{"h1", "0"}, {"h2", "0"}, {PMIX_EVENT_WANT_TERMINATION, "false"}}));
+}
+
+TEST_F(Chain, LaterEntryWithTheSameKeyReplacesTheEarlierOne) {
+    add("h1");
+    add("h2");
+    add("h3");
+    returns_str("h1", "note", "one");
+    returns_str("h1", "kept", "yes");
+    returns_str("h2", "note", "two");
+    run();
+    using R = std::vector<std::pair<std::string, std::string>>;
+    ASSERT_EQ(g_calls.size(), 3u);
+    EXPECT_EQ(g_calls[2].results, (R{{"h1", "0"}, {"kept", "yes"}, {"h2", "0"}, {"note", "two"}}));
+}
+
 TEST_F(Chain, RequiredWantTerminationCannotBeOverridden) {
     add("h1");
     add("h2");
@@ -493,6 +520,58 @@ TEST_F(Chain, RequiredWantTerminationCannotBeOverridden) {
     }
     EXPECT_EQ(want, 1);
     EXPECT_EQ(no, 0);
+}
+
+// What a handler found under PMIX_EVENT_RETURN_OBJECT in its info (by id),
+// and how many info entries it got.
+std::map<std::size_t, std::pair<void *, std::size_t>> g_objects;
+
+void object_handler(size_t id, pmix_status_t, const pmix_proc_t *, pmix_info_t info[], size_t ninfo,
+                    pmix_info_t[], size_t, pmix_event_notification_cbfunc_fn_t cbfunc,
+                    void *cbdata) {
+    void *found = nullptr;
+    for (size_t i = 0; info != nullptr && i < ninfo; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_RETURN_OBJECT) &&
+            info[i].value.type == PMIX_POINTER)
+            found = info[i].value.data.ptr;
+    }
+    g_objects[id] = {found, ninfo};
+    cbfunc(PMIX_SUCCESS, nullptr, 0, nullptr, nullptr, cbdata);
+}
+
+TEST_F(Chain, ReturnObjectGivenAtRegistrationIsInTheHandlersInfo) {
+    g_objects.clear();
+    int object = 42;
+    Infos with;
+    with.push();
+    PMIx_Info_load(&with.v.back(), PMIX_EVENT_RETURN_OBJECT, &object, PMIX_POINTER);
+    auto spec = RegistrationSpec::parse(std::vector<pmix_status_t>{kA}, with.v);
+    ASSERT_TRUE(spec);
+    const std::size_t id_with = reg.add(std::move(spec).value(), object_handler).value();
+    reg.activate(id_with);
+    auto plain = RegistrationSpec::parse(std::vector<pmix_status_t>{kA}, {});
+    const std::size_t id_plain = reg.add(std::move(plain).value(), object_handler).value();
+    reg.activate(id_plain);
+
+    Infos event_info;
+    event_info.str("test.detail", "x");
+    pmix_proc_t src = proc("job", 1);
+    auto ev = std::make_shared<const Event>(
+        Event::make(kA, &src, PMIX_RANGE_NAMESPACE, event_info.v.data(), event_info.v.size()));
+    EventChain::run(
+        reg.chain_for(*ev, proc("job", 0)), ev,
+        [this](std::function<void()> t) { queue.push_back(std::move(t)); },
+        [this](std::size_t id) { return reg.active(id); });
+    while (!queue.empty()) {
+        auto t = std::move(queue.front());
+        queue.pop_front();
+        t();
+    }
+    ASSERT_EQ(g_objects.size(), 2u);
+    EXPECT_EQ(g_objects[id_with].first, &object);
+    EXPECT_EQ(g_objects[id_with].second, event_info.v.size() + 1);  // the event's info, then it
+    EXPECT_EQ(g_objects[id_plain].first, nullptr);                  // only its registrant's
+    EXPECT_EQ(g_objects[id_plain].second, event_info.v.size());
 }
 
 TEST_F(Chain, HandlerDeregisteredBeforeItsTurnIsSkipped) {

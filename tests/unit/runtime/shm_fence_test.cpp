@@ -121,6 +121,26 @@ TEST(ShmFence, BreakingWakesWaitersAndIsSticky) {
     EXPECT_EQ(seg->broken(), PMIX_ERR_LOST_CONNECTION);
 }
 
+TEST(ShmFence, MendingVoidsEarlierArrivalsAndLetsTheBarrierCompleteAgain) {
+    auto seg = make(2);
+    ASSERT_NE(seg, nullptr);
+    ShmFence::Arrival a;
+    ASSERT_EQ(seg->arrive(false, a), PMIX_SUCCESS);  // made before the break
+    seg->break_with(PMIX_ERR_LOST_CONNECTION);
+    seg->mend();  // the departed participant is back (server side)
+    EXPECT_EQ(seg->broken(), PMIX_SUCCESS);
+    ShmFence::Arrival b, c;
+    ASSERT_EQ(seg->arrive(false, b), PMIX_SUCCESS);
+    EXPECT_NE(b.gen, a.gen);
+    EXPECT_FALSE(b.completed);  // the arrival made before the break does not count
+    pmix_status_t got = PMIX_ERROR;
+    std::thread waiter([&] { got = seg->wait(b.gen, 30, kNotLost); });
+    ASSERT_EQ(seg->arrive(false, c), PMIX_SUCCESS);
+    EXPECT_TRUE(c.completed);
+    waiter.join();
+    EXPECT_EQ(got, PMIX_SUCCESS);
+}
+
 TEST(ShmFence, ALostConnectionWakesItsOwnWaiter) {
     auto seg = make(2);
     ASSERT_NE(seg, nullptr);
