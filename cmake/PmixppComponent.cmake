@@ -113,6 +113,11 @@ function(pmixpp_add_component fw comp)
   endif()
   if(NOT ARG_NO_INSTALL)
     install(TARGETS ${target} LIBRARY DESTINATION ${PMIXPP_COMPONENT_INSTALL_DIR})
+    # In tree: the installed component finds the libpmix of its prefix (the
+    # top-level CMakeLists.txt). Out of tree the core's prefix may be another.
+    if(NOT PMIXPP_OUT_OF_TREE)
+      pmixpp_install_runpath(${target} ${PMIXPP_COMPONENT_INSTALL_DIR})
+    endif()
   endif()
   set(PMIXPP_COMPONENT_TARGET ${target} PARENT_SCOPE)
 endfunction()

@@ -301,9 +301,22 @@ const char *PMIx_Get_attribute_name(const char *attrstring) {
 }
 
 const char *PMIx_Get_version(void) {
-    // What binaries built against OpenPMIx 4.2.2 check (Open MPI's ext3x reads
-    // the first character); our own version is pmixpp::version().
-    return "OpenPMIx 4.2.2rc2 (PMIx Standard: 4.2, Stable ABI: 0.0, Provisional ABI: 0.0)";
+    // Our own name and version (CMake's project version), then the standard and
+    // ABI levels we implement, in the shape of OpenPMIx's string.
+    //
+    // What Open MPI 4.1 reads of it: only its ext3x component (the one that
+    // uses an external PMIx; Debian's) calls PMIx_Get_version, twice
+    // (opal/mca/pmix/ext3x/ext3x_component.c): at register it prints the whole
+    // string into the MCA variable pmix_ext3x_library_version ("PMIx library
+    // version %s (embedded in Open MPI)", shown by ompi_info), and at open it
+    // refuses the library ("An unexpected version of PMIx was loaded") when
+    // `'3' > version[0]`, i.e. the first char (signed) must be at least '3'.
+    // Debian's mca_pmix_ext3x.so does the same (`cmpb $0x32,(%rax); jle`).
+    // 'p' passes; tests/unit/data/strings_test.cpp applies the same check.
+    // (PRRTE, Open MPI 5's runtime, instead sscanf()s "%s %u.%u.%u" as the
+    // OpenPMIx release and would find 0.x: not a consumer we support.)
+    return "pmixpp " PMIXPP_VERSION_STRING
+           " (PMIx Standard: 4.2, Stable ABI: 0.0, Provisional ABI: 0.0)";
 }
 
 int PMIx_Initialized(void) {

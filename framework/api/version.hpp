@@ -1,6 +1,5 @@
-// pmixpp's own version. PMIx_Get_version() must answer with the OpenPMIx
-// 4.2.2 string that binaries check, so ours is reported here instead
-// (pmix_info, logs, bug reports).
+// pmixpp's own version, the project version from CMake. PMIx_Get_version()
+// names it too, in the form Open MPI 4.1 accepts (strings_api.cpp).
 #pragma once
 
 #ifndef PMIXPP_VERSION_STRING

@@ -130,7 +130,10 @@ std::string ComponentRepository::builtin_component_dir() {
     std::error_code ec;
     fs::path lib = fs::absolute(info.dli_fname, ec);
     if (ec) lib = info.dli_fname;
-    return (lib.parent_path() / "pmix").string();
+    // An installed program finds libpmix through its RUNPATH, $ORIGIN/../lib:
+    // the loader's name is then <prefix>/bin/../lib/libpmix.so.2. $ORIGIN is
+    // the program's real directory, so dropping "bin/.." names the same place.
+    return (lib.parent_path() / "pmix").lexically_normal().string();
 }
 
 std::vector<std::string> ComponentRepository::default_search_path(ParameterRegistry &parameters) {

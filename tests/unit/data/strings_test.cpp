@@ -209,9 +209,38 @@ TEST(PrettyPrinters, ValueAndInfoStringsShowTypeKeyAndValue) {
     PMIX_INFO_DESTRUCT(&info);
 }
 
-TEST(Version, IsTheOpenPmix422StringThatBinariesCheck) {
-    EXPECT_STREQ(PMIx_Get_version(),
-                 "OpenPMIx 4.2.2rc2 (PMIx Standard: 4.2, Stable ABI: 0.0, Provisional ABI: 0.0)");
+// What Open MPI 4.1 does with PMIx_Get_version() (its only caller there is the
+// ext3x component, opal/mca/pmix/ext3x/ext3x_component.c, the one Debian
+// builds): at open it refuses the library when `'3' > version[0]`, the first
+// char compared as a (signed) char; at register it prints the string whole
+// into "PMIx library version %s (embedded in Open MPI)".
+namespace {
+bool open_mpi_41_ext3x_accepts(const char *version) {
+    return !('3' > version[0]);
+}
+}  // namespace
+
+TEST(Version, OpenMpi41CheckAsImplementedHere) {
+    // The same check on the strings of real PMIx libraries: OpenPMIx 4.2 and
+    // 3.x pass, a bare "2.x" (PMIx 2, which ext3x does not support) fails.
+    EXPECT_TRUE(
+        open_mpi_41_ext3x_accepts("OpenPMIx 4.2.2rc2 (PMIx Standard: 4.2, Stable ABI: 0.0, "
+                                  "Provisional ABI: 0.0)"));
+    EXPECT_TRUE(open_mpi_41_ext3x_accepts("3.2.3"));
+    EXPECT_FALSE(open_mpi_41_ext3x_accepts("2.2.5"));
+    EXPECT_FALSE(open_mpi_41_ext3x_accepts(""));
+}
+
+TEST(Version, NamesPmixppAndItsVersionInAFormOpenMpi41Accepts) {
+    const std::string version = PMIx_Get_version();
+    const std::string ours = std::string("pmixpp ") + PMIXPP_TEST_PROJECT_VERSION + " ";
+    EXPECT_EQ(version.rfind(ours, 0), 0U) << version;
+    EXPECT_EQ(version.find("OpenPMIx"), std::string::npos) << version;
+    EXPECT_NE(version.find("(PMIx Standard: 4.2, "), std::string::npos) << version;
+    EXPECT_EQ(version.find('\n'), std::string::npos) << version;
+    EXPECT_TRUE(open_mpi_41_ext3x_accepts(PMIx_Get_version())) << version;
+    // The same pointer every time (callers keep it, ext3x among them).
+    EXPECT_EQ(PMIx_Get_version(), PMIx_Get_version());
     EXPECT_EQ(PMIx_Initialized(), 0);
 }
 
