@@ -22,8 +22,8 @@ if(NOT EXISTS ${build}/pmix_mca_plog_example.so)
   message(FATAL_ERROR "the example did not produce ${build}/pmix_mca_plog_example.so")
 endif()
 
-# The installed pmix_info finds the installed libpmix through LD_LIBRARY_PATH
-# (install strips the build tree's RUNPATH).
+# The installed pmix_info finds the installed libpmix through its RUNPATH
+# ($ORIGIN/../lib, tests/install checks it); LD_LIBRARY_PATH points there too.
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/${LIBDIR}
           PMIX_MCA_mca_base_component_path=${build}:@default@
