@@ -60,26 +60,6 @@ Result<Blob> BlobWriter::finish() {
     return Blob(begin, begin + buffer_.bytes_used);
 }
 
-// --- owned infos --------------------------------------------------------------
-
-OwnedInfos::~OwnedInfos() {
-    release();
-}
-
-OwnedInfos &OwnedInfos::operator=(OwnedInfos &&other) noexcept {
-    if (this != &other) {
-        release();
-        items_ = std::move(other.items_);
-        other.items_.clear();
-    }
-    return *this;
-}
-
-void OwnedInfos::release() noexcept {
-    for (auto &info : items_) PMIx_Value_destruct(&info.value);
-    items_.clear();
-}
-
 // --- readers ----------------------------------------------------------------
 
 namespace {
@@ -177,8 +157,8 @@ Result<std::vector<ModexItem>> read_modex_blob(std::span<const std::byte> blob) 
     return items;
 }
 
-Result<OwnedInfos> read_job_blob(std::span<const std::byte> blob) {
-    OwnedInfos infos;
+Result<mca::InfoArray> read_job_blob(std::span<const std::byte> blob) {
+    mca::InfoArray infos;
     SegmentReader reader(blob);
     while (!reader.at_end()) {
         auto count = reader.header(BlobKind::job);
@@ -186,7 +166,7 @@ Result<OwnedInfos> read_job_blob(std::span<const std::byte> blob) {
         for (std::uint32_t i = 0; i < count.value(); ++i) {
             pmix_info_t info{};
             const bool ok = reader.unpack(&info, PMIX_INFO);
-            infos.items().push_back(info);  // owned from here, released either way
+            infos.adopt(info);  // owned from here, released either way
             if (!ok) return corrupt("truncated or malformed job info");
         }
     }

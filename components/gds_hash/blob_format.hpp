@@ -16,6 +16,7 @@
 // PMIX_ERR_UNPACK_FAILURE and returns nothing. An empty blob is zero segments.
 #pragma once
 
+#include "pmixpp/mca/info_array.hpp"
 #include "value_table.hpp"
 
 #include "pmixpp/mca/gds.hpp"
@@ -63,26 +64,8 @@ struct ModexItem {
     OwnedValue value;
 };
 
-// pmix_info_t array owned by us: each value destructed on destruction.
-class OwnedInfos {
-  public:
-    OwnedInfos() = default;
-    ~OwnedInfos();
-    OwnedInfos(OwnedInfos &&other) noexcept = default;
-    OwnedInfos &operator=(OwnedInfos &&other) noexcept;
-    OwnedInfos(const OwnedInfos &) = delete;
-    OwnedInfos &operator=(const OwnedInfos &) = delete;
-
-    std::vector<pmix_info_t> &items() noexcept { return items_; }
-    std::span<const pmix_info_t> view() const noexcept { return items_; }
-
-  private:
-    void release() noexcept;
-    std::vector<pmix_info_t> items_;
-};
-
 // Every item of every segment, in order. Errors: PMIX_ERR_UNPACK_FAILURE.
 mca::Result<std::vector<ModexItem>> read_modex_blob(std::span<const std::byte> blob);
-mca::Result<OwnedInfos> read_job_blob(std::span<const std::byte> blob);
+mca::Result<mca::InfoArray> read_job_blob(std::span<const std::byte> blob);
 
 }  // namespace pmixpp::gds_hash

@@ -2,6 +2,7 @@
 #include "hash_store.hpp"
 
 #include "blob_format.hpp"
+#include "pmixpp/mca/info.hpp"
 
 #include <pmix.h>
 
@@ -14,6 +15,9 @@
 
 namespace pmixpp::gds_hash {
 
+using mca::as_u32;
+using mca::find_info;
+using mca::info_key;
 using mca::KeyValueSink;
 using mca::Result;
 using mca::Status;
@@ -76,51 +80,8 @@ bool is_reserved(std::string_view key) noexcept {
     return key.starts_with("pmix.");
 }
 
-std::string_view key_of(const pmix_info_t &info) noexcept {
-    return bounded(info.key, sizeof(info.key));
-}
-
 std::string_view nspace_of(const pmix_proc_t &proc) noexcept {
     return bounded(proc.nspace, sizeof(proc.nspace));
-}
-
-// An unsigned 32-bit identifier (rank, appnum, nodeid, session id) in any
-// integer type that holds it.
-std::optional<std::uint32_t> as_u32(const pmix_value_t &v) noexcept {
-    auto fits = [](auto x) -> std::optional<std::uint32_t> {
-        if (x < 0 || static_cast<std::uint64_t>(x) > UINT32_MAX) return std::nullopt;
-        return static_cast<std::uint32_t>(x);
-    };
-    switch (v.type) {
-        case PMIX_UINT32:
-            return v.data.uint32;
-        case PMIX_PROC_RANK:
-            return v.data.rank;
-        case PMIX_UINT16:
-            return v.data.uint16;
-        case PMIX_UINT8:
-            return v.data.uint8;
-        case PMIX_UINT:
-            return v.data.uint;
-        case PMIX_UINT64:
-            if (v.data.uint64 > UINT32_MAX) return std::nullopt;
-            return static_cast<std::uint32_t>(v.data.uint64);
-        case PMIX_SIZE:
-            if (v.data.size > UINT32_MAX) return std::nullopt;
-            return static_cast<std::uint32_t>(v.data.size);
-        case PMIX_INT:
-            return fits(v.data.integer);
-        case PMIX_INT8:
-            return fits(v.data.int8);
-        case PMIX_INT16:
-            return fits(v.data.int16);
-        case PMIX_INT32:
-            return fits(v.data.int32);
-        case PMIX_INT64:
-            return fits(v.data.int64);
-        default:
-            return std::nullopt;
-    }
 }
 
 std::string_view as_string(const pmix_value_t &v) noexcept {
@@ -141,12 +102,6 @@ std::optional<std::span<const pmix_info_t>> info_members(const pmix_value_t &v) 
     if (array.size == 0) return std::span<const pmix_info_t>{};
     if (array.type != PMIX_INFO || array.array == nullptr) return std::nullopt;
     return std::span<const pmix_info_t>(static_cast<const pmix_info_t *>(array.array), array.size);
-}
-
-const pmix_info_t *member(std::span<const pmix_info_t> members, std::string_view key) noexcept {
-    for (const auto &m : members)
-        if (key_of(m) == key) return &m;
-    return nullptr;
 }
 
 const pmix_value_t *lookup(const Table *table, std::string_view key) noexcept {
@@ -177,7 +132,7 @@ class RegistrationParser {
 
     // A top-level entry, or a member of a PMIX_JOB_INFO_ARRAY.
     Status job_item(const pmix_info_t &info) {
-        const std::string_view key = key_of(info);
+        const std::string_view key = info_key(info);
         if (key == PMIX_SESSION_INFO_ARRAY) return session_array(info);
         if (key == PMIX_JOB_INFO_ARRAY) {
             auto members = array_of(info);
@@ -202,13 +157,14 @@ class RegistrationParser {
     Result<std::span<const pmix_info_t>> array_of(const pmix_info_t &info) {
         auto members = info_members(info.value);
         if (!members) {
-            return bad_param(std::string(key_of(info)) + " must be a PMIX_DATA_ARRAY of PMIX_INFO");
+            return bad_param(std::string(info_key(info)) +
+                             " must be a PMIX_DATA_ARRAY of PMIX_INFO");
         }
         return *members;
     }
 
     static Status put(Table &table, const pmix_info_t &info) {
-        const std::string_view key = key_of(info);
+        const std::string_view key = info_key(info);
         if (key.empty()) return bad_param("registration info with an empty key");
         Entry entry;
         entry.registered = true;
@@ -232,7 +188,7 @@ class RegistrationParser {
     Status session_array(const pmix_info_t &info) {
         auto members = array_of(info);
         if (!members) return members.status();
-        const pmix_info_t *id_info = member(members.value(), PMIX_SESSION_ID);
+        const pmix_info_t *id_info = find_info(members.value(), PMIX_SESSION_ID);
         const auto id = id_info ? as_u32(id_info->value) : std::nullopt;
         if (!id) return bad_param("PMIX_SESSION_INFO_ARRAY without a PMIX_SESSION_ID (uint32)");
         if (!out_.job.session) out_.job.session = *id;
@@ -242,7 +198,7 @@ class RegistrationParser {
     Status app_array(const pmix_info_t &info) {
         auto members = array_of(info);
         if (!members) return members.status();
-        const pmix_info_t *num_info = member(members.value(), PMIX_APPNUM);
+        const pmix_info_t *num_info = find_info(members.value(), PMIX_APPNUM);
         const auto appnum = num_info ? as_u32(num_info->value) : std::nullopt;
         if (!appnum) return bad_param("PMIX_APP_INFO_ARRAY without a PMIX_APPNUM (uint32)");
         return put_all(out_.job.apps[*appnum], members.value());
@@ -252,12 +208,12 @@ class RegistrationParser {
         auto members = array_of(info);
         if (!members) return members.status();
         std::optional<std::uint32_t> nodeid;
-        if (const pmix_info_t *m = member(members.value(), PMIX_NODEID)) {
+        if (const pmix_info_t *m = find_info(members.value(), PMIX_NODEID)) {
             nodeid = as_u32(m->value);
             if (!nodeid) return bad_param("PMIX_NODEID in PMIX_NODE_INFO_ARRAY is not a uint32");
         }
         std::string_view hostname;
-        if (const pmix_info_t *m = member(members.value(), PMIX_HOSTNAME)) {
+        if (const pmix_info_t *m = find_info(members.value(), PMIX_HOSTNAME)) {
             hostname = as_string(m->value);
             if (hostname.empty())
                 return bad_param("PMIX_HOSTNAME in PMIX_NODE_INFO_ARRAY is empty");
@@ -276,9 +232,9 @@ class RegistrationParser {
         auto members = array_of(info);
         if (!members) return members.status();
         std::optional<std::uint32_t> rank;
-        if (const pmix_info_t *m = member(members.value(), PMIX_RANK)) {
+        if (const pmix_info_t *m = find_info(members.value(), PMIX_RANK)) {
             rank = as_u32(m->value);
-        } else if (const pmix_info_t *p = member(members.value(), PMIX_PROCID)) {
+        } else if (const pmix_info_t *p = find_info(members.value(), PMIX_PROCID)) {
             if (p->value.type == PMIX_PROC && p->value.data.proc != nullptr) {
                 rank = p->value.data.proc->rank;
             }
@@ -375,7 +331,7 @@ struct HashStore::Qualifiers {
 
     explicit Qualifiers(std::span<const pmix_info_t> infos) {
         for (const auto &q : infos) {
-            const std::string_view key = key_of(q);
+            const std::string_view key = info_key(q);
             if (key == PMIX_SESSION_ID)
                 session_id = as_u32(q.value);
             else if (key == PMIX_APPNUM)
@@ -514,7 +470,7 @@ Status HashStore::store_job(std::string_view nspace, std::span<const std::byte> 
     if (!infos) return infos.status();
     Registration reg;
     RegistrationParser parser(reg);
-    for (const auto &item : infos.value().view()) {
+    for (const auto &item : infos.value().span()) {
         if (auto st = parser.job_item(item); !st.ok()) {
             return Status(PMIX_ERR_UNPACK_FAILURE,
                           "gds_hash: cannot read job blob: " + st.message());
@@ -641,7 +597,7 @@ Status HashStore::fetch_all(const pmix_proc_t &proc, const KeyValueSink &each) c
         // The job's realms, as the arrays they were registered in.
         BorrowedInfos borrowed;
         auto emit = [&](const pmix_info_t &info) {
-            each(key_of(info), info.value);
+            each(info_key(info), info.value);
             ++emitted;
         };
         if (job->session) {

@@ -4,7 +4,6 @@
 
 #include "pmixpp/mca/component.hpp"
 #include "pmixpp/mca/ptl.hpp"
-#include "pmixpp/mca/selection.hpp"
 #include "tcp_transport.hpp"
 
 namespace {
@@ -21,8 +20,9 @@ int register_params(pmixpp_mca_params_t *handle) {
     auto &params = ComponentParameters::from(handle);
     params.add_enum("listen",
                     "When a server listens on TCP: auto (when the server info asks for tool, "
-                    "system or remote support or sets PMIX_TCP_* attributes, or when "
-                    "PMIX_MCA_ptl names tcp), always, never",
+                    "system or remote support or sets PMIX_TCP_* attributes, or when local "
+                    "clients depend on TCP: PMIX_MCA_ptl names tcp or selects no "
+                    "higher-priority transport), always, never",
                     "auto", {"auto", "always", "never"});
     params.add_string("if_include",
                       "Where to listen: comma-separated interface names, addresses and CIDR "
@@ -47,19 +47,6 @@ Families usable_families(ComponentParameters &params) {
     };
     return {enabled("ipv4") && pmixpp::ptl_tcp::family_available(AF_INET),
             enabled("ipv6") && pmixpp::ptl_tcp::family_available(AF_INET6)};
-}
-
-// Whether PMIX_MCA_ptl leaves ptl_usock out: then local clients need TCP too.
-bool usock_deselected(ComponentParameters &params) {
-    std::string value;
-    if (const auto registered = params.registry().find(params.framework())) {
-        value = registered->value;
-    } else if (const auto raw = params.registry().raw_value(params.framework())) {
-        value = raw->value;
-    }
-    if (value.empty()) return false;
-    const auto filter = pmixpp::mca::parse_selection(params.framework(), value, "");
-    return filter.ok() && !filter.value().admits("usock");
 }
 
 void query(const pmixpp_mca_query_context_t *ctx, pmixpp_mca_query_result_t *result) {
@@ -90,8 +77,6 @@ void *create_module(const pmixpp_mca_query_context_t *ctx) {
     const Families families = usable_families(params);
     TcpConfig config;
     config.priority = ctx->priority;
-    // Named by the user, or the only local transport left: listen for clients too.
-    config.explicitly_requested = ctx->explicitly_requested != 0 || usock_deselected(params);
     config.ipv4 = families.ipv4;
     config.ipv6 = families.ipv6;
     if (const auto p = params.get("listen")) {

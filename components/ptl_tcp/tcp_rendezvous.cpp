@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "pmixpp/mca/info.hpp"
 #include "ptl_socket.hpp"
 
 namespace pmixpp::ptl_tcp {
@@ -70,8 +71,8 @@ std::vector<std::string> rendezvous_dirs(std::span<const pmix_info_t> info) {
             dirs.push_back(std::move(dir));
         }
     };
-    add(ptl_socket::info_string(info, PMIX_SERVER_TMPDIR).value_or(""));
-    add(ptl_socket::info_string(info, PMIX_SYSTEM_TMPDIR).value_or(""));
+    add(mca::info_string(info, PMIX_SERVER_TMPDIR).value_or(""));
+    add(mca::info_string(info, PMIX_SYSTEM_TMPDIR).value_or(""));
     if (const char *env = std::getenv("TMPDIR")) add(env);
     add("/tmp");
     return dirs;

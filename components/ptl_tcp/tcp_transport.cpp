@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "pmixpp/mca/info.hpp"
 #include "ptl_socket.hpp"
 #include "tcp_address.hpp"
 #include "tcp_rendezvous.hpp"
@@ -97,7 +98,7 @@ Result<std::unique_ptr<TcpListener>> open_listener(SocketAddress address) {
 
 // A port from the server info, or `fallback`.
 Result<unsigned> port_for(std::span<const pmix_info_t> info, const char *key, unsigned fallback) {
-    const auto port = ptl_socket::info_integer(info, key);
+    const auto port = mca::info_int(info, key);
     if (!port) return fallback;
     if (*port < 0 || *port > 65535) {
         return Status(PMIX_ERR_BAD_PARAM, std::string(kComponent) + ": " + key + " = " +
@@ -109,10 +110,10 @@ Result<unsigned> port_for(std::span<const pmix_info_t> info, const char *key, un
 bool listening_requested(std::span<const pmix_info_t> info) {
     for (const char *key :
          {PMIX_SERVER_TOOL_SUPPORT, PMIX_SERVER_SYSTEM_SUPPORT, PMIX_SERVER_REMOTE_CONNECTIONS}) {
-        if (ptl_socket::info_flag(info, key).value_or(false)) return true;
+        if (mca::info_flag(info, key).value_or(false)) return true;
     }
     for (const char *key : {PMIX_TCP_IF_INCLUDE, PMIX_TCP_IPV4_PORT, PMIX_TCP_IPV6_PORT}) {
-        if (ptl_socket::find_info(info, key) != nullptr) return true;
+        if (mca::find_info(info, key) != nullptr) return true;
     }
     return false;
 }
@@ -146,18 +147,19 @@ bool TcpModule::handles_uri(std::string_view uri) const {
 }
 
 Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> TcpModule::listen(
-    std::span<const pmix_info_t> server_info) {
+    const mca::ptl::ListenRequest &request) {
+    const std::span<const pmix_info_t> server_info = request.server_info;
     std::vector<std::unique_ptr<mca::ptl::Listener>> listeners;
     const bool wanted = config_.listen == ListenPolicy::always ||
                         (config_.listen == ListenPolicy::automatic &&
-                         (config_.explicitly_requested || listening_requested(server_info)));
+                         (request.serve_local_clients || listening_requested(server_info)));
     if (!wanted) return listeners;
 
     FamilyChoice families{config_.ipv4, config_.ipv6};
-    if (ptl_socket::info_flag(server_info, PMIX_TCP_DISABLE_IPV4).value_or(false)) {
+    if (mca::info_flag(server_info, PMIX_TCP_DISABLE_IPV4).value_or(false)) {
         families.ipv4 = false;
     }
-    if (ptl_socket::info_flag(server_info, PMIX_TCP_DISABLE_IPV6).value_or(false)) {
+    if (mca::info_flag(server_info, PMIX_TCP_DISABLE_IPV6).value_or(false)) {
         families.ipv6 = false;
     }
     if (!families.ipv4 && !families.ipv6) return listeners;
@@ -168,7 +170,7 @@ Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> TcpModule::listen(
     if (!port6) return port6.status();
 
     const std::string if_include =
-        ptl_socket::info_string(server_info, PMIX_TCP_IF_INCLUDE).value_or(config_.if_include);
+        mca::info_string(server_info, PMIX_TCP_IF_INCLUDE).value_or(config_.if_include);
     auto addresses = listen_addresses(if_include, families);
     if (!addresses) return addresses.status();
 
@@ -181,8 +183,7 @@ Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> TcpModule::listen(
         uris.push_back(listener.value()->uri());
         opened.push_back(std::move(listener).value());
     }
-    if (!opened.empty() &&
-        ptl_socket::info_flag(server_info, PMIX_SERVER_TOOL_SUPPORT).value_or(false)) {
+    if (!opened.empty() && mca::info_flag(server_info, PMIX_SERVER_TOOL_SUPPORT).value_or(false)) {
         auto file = RendezvousFile::write(rendezvous_dirs(server_info).front(), uris);
         if (!file) return file.status();
         for (auto &listener : opened) listener->keep(file.value());
@@ -193,7 +194,7 @@ Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> TcpModule::listen(
 
 Result<std::vector<std::string>> TcpModule::find_servers(std::span<const pmix_info_t> directives) {
     std::optional<pid_t> pid;
-    if (auto p = ptl_socket::info_integer(directives, PMIX_SERVER_PIDINFO)) {
+    if (auto p = mca::info_int(directives, PMIX_SERVER_PIDINFO)) {
         pid = static_cast<pid_t>(*p);
     }
     std::vector<std::string> uris;

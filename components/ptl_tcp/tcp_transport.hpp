@@ -18,8 +18,9 @@ namespace pmixpp::ptl_tcp {
 enum class ListenPolicy {
     // When the server info asks for tool, system or remote support
     // (PMIX_SERVER_TOOL_SUPPORT, _SYSTEM_SUPPORT, _REMOTE_CONNECTIONS), sets a
-    // PMIX_TCP_* listening attribute, or when PMIX_MCA_ptl names tcp or
-    // leaves usock out.
+    // PMIX_TCP_* listening attribute, or when the ptl base says local clients
+    // depend on TCP (ListenRequest::serve_local_clients: PMIX_MCA_ptl names
+    // tcp, or no higher-priority transport such as usock is selected).
     automatic,
     always,
     never,
@@ -29,11 +30,10 @@ enum class ListenPolicy {
 struct TcpConfig {
     int priority = 0;
     ListenPolicy listen = ListenPolicy::automatic;
-    bool explicitly_requested = false;  // PMIX_MCA_ptl names tcp or leaves usock out
-    std::string if_include;             // ptl_tcp_if_include; empty: loopback
-    unsigned port = 0;                  // ptl_tcp_port; 0: ephemeral
-    bool ipv4 = true;                   // ptl_tcp_ipv4 and the host has IPv4
-    bool ipv6 = true;                   // ptl_tcp_ipv6 and the host has IPv6
+    std::string if_include;  // ptl_tcp_if_include; empty: loopback
+    unsigned port = 0;       // ptl_tcp_port; 0: ephemeral
+    bool ipv4 = true;        // ptl_tcp_ipv4 and the host has IPv4
+    bool ipv6 = true;        // ptl_tcp_ipv6 and the host has IPv6
 };
 
 // Whether this host can make TCP sockets of `family` (AF_INET, AF_INET6) and
@@ -57,7 +57,7 @@ class TcpModule final : public mca::ptl::Module {
     // also writes the rendezvous file <server tmpdir>/pmixpp.<host>.tool.<pid>
     // (tcp_rendezvous.hpp), removed with the last of these listeners.
     mca::Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> listen(
-        std::span<const pmix_info_t> server_info) override;
+        const mca::ptl::ListenRequest &request) override;
 
     // The URIs in the rendezvous files of live servers on this host, under
     // PMIX_SERVER_TMPDIR / PMIX_SYSTEM_TMPDIR of `directives`, $TMPDIR and

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "pmixpp/mca/info.hpp"
 #include "ptl_socket.hpp"
 
 namespace pmixpp::ptl_usock {
@@ -119,7 +120,7 @@ bool is_abandoned_socket(const UnixAddress &address) {
 }
 
 std::string default_tmpdir(std::span<const pmix_info_t> server_info, const UsockConfig &config) {
-    if (auto dir = ptl_socket::info_string(server_info, PMIX_SERVER_TMPDIR)) return *dir;
+    if (auto dir = mca::info_string(server_info, PMIX_SERVER_TMPDIR)) return *dir;
     if (!config.tmpdir.empty()) return config.tmpdir;
     if (const char *env = std::getenv("TMPDIR"); env != nullptr && env[0] != '\0') return env;
     return "/tmp";
@@ -214,7 +215,8 @@ Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> listen_abstract() {
 }  // namespace
 
 Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> UsockModule::listen(
-    std::span<const pmix_info_t> server_info) {
+    const mca::ptl::ListenRequest &request) {
+    const std::span<const pmix_info_t> server_info = request.server_info;
     if (config_.abstract) return listen_abstract();
     std::string dir = default_tmpdir(server_info, config_);
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();

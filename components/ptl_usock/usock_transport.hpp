@@ -39,8 +39,9 @@ class UsockModule final : public mca::ptl::Module {
     // One listener: on the abstract name @pmixpp.<pid>.<n> when `abstract`,
     // else on <tmpdir>/pmixpp.<pid>.<n>, tmpdir being PMIX_SERVER_TMPDIR, else
     // ptl_usock_tmpdir, else $TMPDIR, else /tmp (the directory must exist).
+    // Always listens: local clients are what this transport is for.
     mca::Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> listen(
-        std::span<const pmix_info_t> server_info) override;
+        const mca::ptl::ListenRequest &request) override;
 
     mca::Result<std::unique_ptr<mca::ptl::Connection>> connect(
         std::string_view uri, std::chrono::milliseconds timeout) override;

@@ -333,8 +333,7 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
     std::vector<std::string> uris;
     if (const char *all = std::getenv("PMIXPP_SERVER_URIS")) uris = split(all, ',');
     if (uris.empty()) {
-        for (const char *name : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
-                                 "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"}) {
+        for (const char *name : wire::kServerUriVariables) {
             const char *v = std::getenv(name);
             if (v == nullptr) continue;
             const char *semi = std::strchr(v, ';');

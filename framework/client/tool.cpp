@@ -240,8 +240,7 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
             uris = split_commas(all);
             source = "PMIXPP_SERVER_URIS";
         } else {
-            for (const char *name : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
-                                     "PMIX_SERVER_URI21", "PMIX_SERVER_URI2"}) {
+            for (const char *name : wire::kServerUriVariables) {
                 if (const char *v = std::getenv(name); v != nullptr && *v != '\0') {
                     uris.push_back(bare_uri(v));
                     source = name;

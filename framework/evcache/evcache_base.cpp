@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "mca/logging.hpp"
+#include "mca/select.hpp"
 #include "pmixpp/mca/parameters.hpp"
 
 namespace pmixpp::evcache_base {
@@ -35,22 +36,17 @@ void preset_sizes(mca::ComponentRepository &repo, std::size_t size) {
 std::unique_ptr<EventCache> EventCache::open(std::optional<std::size_t> size) {
     auto &repo = mca::ComponentRepository::process_wide();
     if (size) preset_sizes(repo, *size);
-    mca::FrameworkSelection selection = repo.select_components(mca::evcache::kFrameworkName);
-    if (selection.error || selection.selected.empty()) {
+    auto selected = mca::select_one<mca::evcache::Module>(repo, mca::evcache::kFrameworkName);
+    if (!selected) {
         log()->info(
-            "evcache: no event cache module{}; handlers registered after an event will not "
+            "evcache: no event cache module ({}); handlers registered after an event will not "
             "receive it",
-            selection.error ? ": " + selection.error->message : std::string());
-        return nullptr;
-    }
-    auto handle = repo.create_module(selection.selected.front());
-    if (!handle) {
-        log()->warn("evcache: {}; running without an event cache", handle.error().message);
+            selected.error().message);
         return nullptr;
     }
     auto cache = std::unique_ptr<EventCache>(new EventCache);
-    cache->handle_ = std::move(handle.value());
-    cache->module_ = cache->handle_.as<mca::evcache::Module>();
+    cache->module_ = selected.value().module;
+    cache->handle_ = std::move(selected.value().handle);
     cache->module_->set_eviction_listener(
         [](const mca::evcache::CachedEvent &ev, mca::evcache::EvictionReason why) {
             if (why == mca::evcache::EvictionReason::kFlood) {

@@ -20,11 +20,6 @@ bool proc_matches(const pmix_proc_t &pattern, const pmix_proc_t &proc) noexcept 
            pattern.rank == proc.rank;
 }
 
-bool info_true(const pmix_info_t &info) noexcept {
-    if (info.value.type == PMIX_UNDEF) return true;
-    return info.value.type == PMIX_BOOL && info.value.data.flag;
-}
-
 std::vector<pmix_proc_t> procs_of(const pmix_value_t &value) {
     std::vector<pmix_proc_t> out;
     if (value.type == PMIX_PROC && value.data.proc != nullptr) {

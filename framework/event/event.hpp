@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "pmixpp/mca/info.hpp"
 #include "wire/message.hpp"
 
 namespace pmixpp::events {
@@ -56,9 +57,7 @@ pmix_proc_t sms_source() noexcept;
 bool same_proc(const pmix_proc_t &a, const pmix_proc_t &b) noexcept;
 // `pattern` names `proc`: same nspace, and same rank or a wildcard rank.
 bool proc_matches(const pmix_proc_t &pattern, const pmix_proc_t &proc) noexcept;
-// A bool attribute: PMIX_BOOL true, or no value at all (PMIX_UNDEF means
-// "true", as Open MPI passes pmix.evprepend).
-bool info_true(const pmix_info_t &info) noexcept;
+using mca::info_true;  // pmixpp/mca/info.hpp
 // The procs of a PMIX_PROC value or a PMIX_DATA_ARRAY of PMIX_PROC.
 std::vector<pmix_proc_t> procs_of(const pmix_value_t &value);
 

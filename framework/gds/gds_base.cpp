@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "ptl/ptl_base.hpp"
+#include "mca/select.hpp"
 
 namespace pmixpp::gds_base {
 
@@ -12,17 +12,13 @@ mca::Result<std::shared_ptr<Datastore>> Datastore::acquire() {
     std::lock_guard lock(mutex);
     if (auto existing = current.lock()) return existing;
 
-    auto &repo = mca::ComponentRepository::process_wide();
-    mca::FrameworkSelection selection = repo.select_components(mca::gds::kFrameworkName);
-    if (selection.error || selection.selected.empty()) {
-        return ptl_base::selection_error(selection);
-    }
-    auto handle = repo.create_module(selection.selected.front());
-    if (!handle) return mca::Status(PMIX_ERR_NOT_AVAILABLE, handle.error().message);
+    auto selected = mca::select_one<mca::gds::Module>(mca::ComponentRepository::process_wide(),
+                                                      mca::gds::kFrameworkName);
+    if (!selected) return mca::to_status(selected.error());
     auto store = std::make_shared<Datastore>();
-    store->component_ = selection.selected.front().record.component;
-    store->handle_ = std::move(handle.value());
-    store->module_ = store->handle_.as<mca::gds::Module>();
+    store->component_ = selected.value().component;
+    store->module_ = selected.value().module;
+    store->handle_ = std::move(selected.value().handle);
     current = store;
     return store;
 }

@@ -219,6 +219,7 @@ FrameworkSelection ComponentRepository::select_components(std::string_view frame
                        std::to_string(d.priority) + ")";
         }
     }
+    sel.fallbacks.assign(candidates.begin() + static_cast<std::ptrdiff_t>(keep), candidates.end());
     candidates.resize(keep);
     sel.selected = std::move(candidates);
     std::stable_sort(sel.decisions.begin(), sel.decisions.end(), [](const auto &a, const auto &b) {

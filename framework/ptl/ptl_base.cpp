@@ -3,54 +3,44 @@
 #include <algorithm>
 #include <mutex>
 
-#include "pmixpp/mca/parameters.hpp"
-
 namespace pmixpp::ptl_base {
-
-mca::Status selection_error(const mca::FrameworkSelection &selection) {
-    std::string message = selection.error ? selection.error->message
-                                          : "framework " + selection.framework + ": no module";
-    return mca::Status(PMIX_ERR_NOT_AVAILABLE, message);
-}
 
 mca::Result<std::shared_ptr<Transports>> Transports::acquire() {
     static std::mutex mutex;
     static std::weak_ptr<Transports> current;
     std::lock_guard lock(mutex);
     if (auto existing = current.lock()) return existing;
+    auto opened = open(mca::ComponentRepository::process_wide());
+    if (opened) current = opened.value();
+    return opened;
+}
 
-    auto &repo = mca::ComponentRepository::process_wide();
-    mca::FrameworkSelection selection = repo.select_components(mca::ptl::kFrameworkName);
-    if (selection.error || selection.selected.empty()) return selection_error(selection);
+mca::Result<std::shared_ptr<Transports>> Transports::open(mca::ComponentRepository &repo) {
+    auto selected = mca::select_all<mca::ptl::Module>(repo, mca::ptl::kFrameworkName);
+    if (!selected) return mca::to_status(selected.error());
     auto transports = std::make_shared<Transports>();
-    std::vector<std::pair<int, std::size_t>> order;
-    for (const auto &component : selection.selected) {
-        auto handle = repo.create_module(component);
-        if (!handle) continue;  // recorded in the repository's failures
-        transports->names_.push_back(component.record.full_name());
-        transports->handles_.push_back(std::move(handle.value()));
+    transports->selected_ = std::move(selected).value();
+    // Selection ranks by the components' answers; modules may refine priority().
+    std::stable_sort(
+        transports->selected_.begin(), transports->selected_.end(),
+        [](const auto &a, const auto &b) { return a.module->priority() > b.module->priority(); });
+    for (const auto &s : transports->selected_) {
+        transports->modules_.push_back(s.module);
+        transports->names_.push_back(s.handle.component());
     }
-    for (auto &h : transports->handles_) transports->modules_.push_back(h.as<mca::ptl::Module>());
-    if (transports->modules_.empty()) {
-        return mca::Status(PMIX_ERR_NOT_AVAILABLE,
-                           "framework ptl: no transport module could be created");
-    }
-    // selection.selected is highest priority first; modules may refine priority().
-    std::vector<std::size_t> idx(transports->modules_.size());
-    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
-        return transports->modules_[a]->priority() > transports->modules_[b]->priority();
-    });
-    std::vector<mca::ptl::Module *> modules;
-    std::vector<std::string> names;
-    for (auto i : idx) {
-        modules.push_back(transports->modules_[i]);
-        names.push_back(transports->names_[i]);
-    }
-    transports->modules_ = std::move(modules);
-    transports->names_ = std::move(names);
-    current = transports;
     return transports;
+}
+
+bool Transports::serves_local_clients(const mca::ptl::Module &module) const {
+    for (std::size_t i = 0; i < selected_.size(); ++i) {
+        if (selected_[i].module == &module) return i == 0 || selected_[i].explicitly_requested;
+    }
+    return false;
+}
+
+mca::Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> Transports::listen(
+    mca::ptl::Module &module, std::span<const pmix_info_t> server_info) const {
+    return module.listen({server_info, serves_local_clients(module)});
 }
 
 std::vector<Transports::Target> Transports::order(const std::vector<std::string> &uris) const {

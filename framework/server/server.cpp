@@ -59,13 +59,6 @@ std::string describe(const ProcKey &key) {
     return key.first + ":" + std::to_string(key.second);
 }
 
-const pmix_info_t *find_info(std::span<const pmix_info_t> info, const char *key) {
-    for (const auto &i : info) {
-        if (std::strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0) return &i;
-    }
-    return nullptr;
-}
-
 ProcKey key_of(const pmix_proc_t &proc) {
     return {std::string(proc.nspace, strnlen(proc.nspace, PMIX_MAX_NSLEN)), proc.rank};
 }
@@ -135,7 +128,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
 
     auto &engine = ProgressEngine::instance();
     for (auto *ptl : transports_->modules()) {
-        auto opened = ptl->listen(info);
+        auto opened = transports_->listen(*ptl, info);
         if (!opened) {
             stop();
             return opened.status();
@@ -1160,8 +1153,7 @@ mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) 
     if (!uris_.empty()) {
         const std::string best =
             fmt::format("{}.{};{}", key_of(self_).first, self_.rank, uris_.front().second);
-        for (const char *name : {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
-                                 "PMIX_SERVER_URI2", "PMIX_SERVER_URI21"}) {
+        for (const char *name : wire::kServerUriVariables) {
             env[name] = best;
         }
     }

@@ -27,6 +27,7 @@
 #include "event/registry.hpp"
 #include "evcache/evcache_base.hpp"
 #include "gds/gds_base.hpp"
+#include "pmixpp/mca/info.hpp"
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
 #include "wire/message.hpp"
@@ -41,8 +42,8 @@ ProcKey key_of(const pmix_proc_t &proc);
 pmix_proc_t proc_of(const ProcKey &key);
 // "nspace:rank" ("nspace:*" for the wildcard), for logs and signatures.
 std::string describe(const ProcKey &key);
-// The first entry of `info` with `key`, or nullptr.
-const pmix_info_t *find_info(std::span<const pmix_info_t> info, const char *key);
+// The first entry of `info` with `key`, or nullptr (pmixpp/mca/info.hpp).
+using mca::find_info;
 class HostInfo;  // upcall_results.hpp
 
 struct ClientRecord {

@@ -34,25 +34,21 @@ struct LookupResult {
 using LookupDone = std::function<void(pmix_status_t, LookupResult)>;
 using InfoDone = std::function<void(pmix_status_t, wire::InfoArray)>;
 
-// An info array built for an upcall: owns its values (released with the
-// codec), stays valid until the continuation ran (hold it in a shared_ptr).
+// An info array built for an upcall: owns its values (an mca::InfoArray),
+// stays valid until the continuation ran (hold it in a shared_ptr).
 class HostInfo {
   public:
     HostInfo() = default;
     HostInfo(const HostInfo &) = delete;
     HostInfo &operator=(const HostInfo &) = delete;
-    ~HostInfo() {
-        if (!info_.empty()) wire::destruct(PMIX_INFO, info_.data(), info_.size());
-    }
     // Deep copies of the caller's infos, except those keys in `drop`.
     void add_copies(std::span<const pmix_info_t> from, std::initializer_list<const char *> drop) {
         for (const auto &i : from) {
             bool skip = false;
             for (const char *k : drop) skip = skip || PMIX_CHECK_KEY(&i, k);
             if (skip) continue;
-            info_.emplace_back();
-            std::memset(&info_.back(), 0, sizeof(pmix_info_t));
-            if (wire::copy(PMIX_INFO, &info_.back(), &i, 1) != PMIX_SUCCESS) info_.pop_back();
+            pmix_info_t copy{};
+            if (wire::copy(PMIX_INFO, &copy, &i, 1) == PMIX_SUCCESS) info_.adopt(copy);
         }
     }
     void add_uint32(const char *key, std::uint32_t v) { load(key, &v, PMIX_UINT32); }
@@ -64,21 +60,18 @@ class HostInfo {
         add_uint32(PMIX_GRPID, gid);
     }
     // Takes over `i`'s value (left as PMIX_UNDEF).
-    void adopt(pmix_info_t &i) {
-        info_.push_back(i);
-        std::memset(&i.value, 0, sizeof i.value);
-    }
-    std::span<const pmix_info_t> span() const { return {info_.data(), info_.size()}; }
-    pmix_info_t *data() { return info_.empty() ? nullptr : info_.data(); }
+    void adopt(pmix_info_t &i) { info_.adopt(i); }
+    std::span<const pmix_info_t> span() const { return info_.span(); }
+    pmix_info_t *data() { return info_.data(); }
     std::size_t size() const { return info_.size(); }
 
   private:
     void load(const char *key, const void *v, pmix_data_type_t t) {
-        info_.emplace_back();
-        std::memset(&info_.back(), 0, sizeof(pmix_info_t));
-        PMIx_Info_load(&info_.back(), key, v, t);
+        pmix_info_t info{};
+        PMIx_Info_load(&info, key, v, t);
+        info_.adopt(info);
     }
-    std::vector<pmix_info_t> info_;
+    mca::InfoArray info_;
 };
 
 // A NULL-terminated char** over strings it owns.

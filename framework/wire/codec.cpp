@@ -590,37 +590,4 @@ pmix_status_t copy(pmix_data_type_t t, void *dst, const void *src, std::size_t n
     return decode(dec, t, dst, n);
 }
 
-std::optional<std::uint64_t> as_uint(const pmix_value_t &v) noexcept {
-    auto non_negative = [](auto x) -> std::optional<std::uint64_t> {
-        if (x < 0) return std::nullopt;
-        return static_cast<std::uint64_t>(x);
-    };
-    switch (v.type) {
-        case PMIX_UINT8:
-            return v.data.uint8;
-        case PMIX_UINT16:
-            return v.data.uint16;
-        case PMIX_UINT32:
-            return v.data.uint32;
-        case PMIX_UINT64:
-            return v.data.uint64;
-        case PMIX_UINT:
-            return v.data.uint;
-        case PMIX_SIZE:
-            return v.data.size;
-        case PMIX_PROC_RANK:
-            return v.data.rank;
-        case PMIX_INT:
-            return non_negative(v.data.integer);
-        case PMIX_INT32:
-            return non_negative(v.data.int32);
-        case PMIX_INT64:
-            return non_negative(v.data.int64);
-        case PMIX_PID:
-            return non_negative(v.data.pid);
-        default:
-            return std::nullopt;
-    }
-}
-
 }  // namespace pmixpp::wire

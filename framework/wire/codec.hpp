@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "pmix_common.h"
+#include "pmixpp/mca/info.hpp"
 
 namespace pmixpp::wire {
 
@@ -99,8 +100,6 @@ const char *type_name(pmix_data_type_t t) noexcept;
 std::size_t element_size(pmix_data_type_t t) noexcept;
 bool value_is_boxed(pmix_data_type_t t) noexcept;
 
-// A count, rank, pid or size given as any integer type (attributes of
-// loosely typed callers): nullopt for a negative or non-integer value.
-std::optional<std::uint64_t> as_uint(const pmix_value_t &v) noexcept;
+using mca::as_uint;  // pmixpp/mca/info.hpp
 
 }  // namespace pmixpp::wire

@@ -11,27 +11,6 @@ constexpr std::uint32_t kRecordMagic = 0x52584d50;
 constexpr std::size_t kMinInfoBytes = 8 + 4 + 2;
 }  // namespace
 
-void InfoArray::reset() noexcept {
-    if (info_ != nullptr) {
-        destruct(PMIX_INFO, info_, n_);
-        std::free(info_);
-    }
-    info_ = nullptr;
-    n_ = 0;
-}
-
-InfoArray InfoArray::copy_of(const pmix_info_t *info, std::size_t n) {
-    if (info == nullptr || n == 0) return {};
-    auto *out = static_cast<pmix_info_t *>(std::calloc(n, sizeof(pmix_info_t)));
-    if (out == nullptr) return {};
-    if (copy(PMIX_INFO, out, info, n) != PMIX_SUCCESS) {
-        destruct(PMIX_INFO, out, n);
-        std::free(out);
-        return {};
-    }
-    return InfoArray(out, n);
-}
-
 BodyWriter &BodyWriter::str(std::string_view s) {
     enc_.put_u32(static_cast<std::uint32_t>(s.size()));
     enc_.put_raw(s.data(), s.size());

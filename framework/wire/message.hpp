@@ -14,43 +14,13 @@
 #include <vector>
 
 #include "pmix_common.h"
+#include "pmixpp/mca/info_array.hpp"
 #include "wire/codec.hpp"
 
 namespace pmixpp::wire {
 
-// An owned, malloc'd array of pmix_info_t (as the codec's decoder produces
-// it), released with the codec's destruct() + free().
-class InfoArray {
-  public:
-    InfoArray() = default;
-    InfoArray(pmix_info_t *info, std::size_t n) : info_(info), n_(n) {}
-    InfoArray(InfoArray &&o) noexcept : info_(o.info_), n_(o.n_) {
-        o.info_ = nullptr;
-        o.n_ = 0;
-    }
-    InfoArray &operator=(InfoArray &&o) noexcept {
-        if (this != &o) {
-            reset();
-            info_ = o.info_;
-            n_ = o.n_;
-            o.info_ = nullptr;
-            o.n_ = 0;
-        }
-        return *this;
-    }
-    ~InfoArray() { reset(); }
-    // Deep copy of a caller's array.
-    static InfoArray copy_of(const pmix_info_t *info, std::size_t n);
-
-    pmix_info_t *data() const noexcept { return info_; }
-    std::size_t size() const noexcept { return n_; }
-    std::span<const pmix_info_t> span() const noexcept { return {info_, n_}; }
-    void reset() noexcept;
-
-  private:
-    pmix_info_t *info_ = nullptr;
-    std::size_t n_ = 0;
-};
+// The owning pmix_info_t array of the core and the components (the SDK's).
+using InfoArray = mca::InfoArray;
 
 class BodyWriter {
   public:

@@ -11,11 +11,22 @@
 // that sends it and handles the reply (framework/client/README.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace pmixpp::wire {
 
 inline constexpr std::uint32_t kProtocolVersion = 1;
+
+// The environment variables that carry a server's URI ("<nspace>.<rank>;<uri>")
+// to the processes it starts, one per generation of the PMIx connection
+// protocol, newest first: 4.1, 4.0, 3, 2.1, 2.0. The PMIx standard defines
+// only the PMIX_SERVER_URI attribute; these names are the convention PMIx
+// clients look for (OpenPMIx's v4.1 client reads PMIX_SERVER_URI41 first).
+// A server sets every one; a client or tool takes the first that is set.
+inline constexpr std::array<const char *, 5> kServerUriVariables = {
+    "PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3", "PMIX_SERVER_URI21",
+    "PMIX_SERVER_URI2"};
 
 enum class Command : std::uint16_t {
     // req: u32 protocol, u8 role (Role), proc (nspace, rank), str secret,

@@ -12,58 +12,18 @@
 #include <string>
 
 #include "mcatest.hpp"
+#include "mcatest_repository.hpp"
 #include "pmixpp/mca/repository.hpp"
 
 namespace mca = pmixpp::mca;
+using mcatest::Env;
+using mcatest::kComponentDir;
+using mcatest::TestRepository;
 using ::testing::HasSubstr;
 
 namespace {
 
-// Set by CMake: the directories the test components were built into.
-const std::string kComponentDir = MCATEST_COMPONENT_DIR;
 const std::string kDuplicateDir = MCATEST_DUPLICATE_DIR;
-
-std::vector<mca::FrameworkInfo> test_frameworks() {
-    return {
-        {"mcatest", 1, 2, mca::SelectionPolicy::all_usable, false, "test: all usable"},
-        {"mcaone", 1, 0, mca::SelectionPolicy::highest_priority_one, true,
-         "test: highest priority one, module required"},
-    };
-}
-
-using Env = std::map<std::string, std::string, std::less<>>;
-
-// A repository over the test components only, with `env` as its environment.
-struct TestRepository {
-    explicit TestRepository(Env env = {}, std::vector<std::string> path = {kComponentDir})
-        : params([&] {
-              mca::ParamSourceConfig c;
-              c.environment = std::move(env);
-              return c;
-          }()),
-          repo(params, [&] {
-              mca::RepositoryOptions o;
-              o.search_path = std::move(path);
-              o.frameworks = test_frameworks();
-              o.include_static = false;
-              return o;
-          }()) {}
-
-    std::optional<mca::LoadFailure> failure_of(const std::string &component) {
-        for (auto &f : repo.failures())
-            if (f.component == component) return f;
-        return std::nullopt;
-    }
-    static const mca::ComponentDecision *decision(const mca::FrameworkSelection &sel,
-                                                  const std::string &component) {
-        for (const auto &d : sel.decisions)
-            if (d.component == component) return &d;
-        return nullptr;
-    }
-
-    mca::ParameterRegistry params;
-    mca::ComponentRepository repo;
-};
 
 std::string path_of(const std::string &comp) {
     return kComponentDir + "/pmix_mca_mcatest_" + comp + ".so";

@@ -25,7 +25,8 @@ namespace pmixpp::mca::ptl {
 inline constexpr const char *kFrameworkName = "ptl";
 // Interface version a component of this framework is built against. The major
 // must match the core's exactly; a component minor newer than the core's is refused.
-inline constexpr unsigned kInterfaceMajor = 1;
+// 2.0: listen() takes a ListenRequest (1.0 took the server info alone).
+inline constexpr unsigned kInterfaceMajor = 2;
 inline constexpr unsigned kInterfaceMinor = 0;
 
 // The peer's identity as vouched for by the kernel (SO_PEERCRED on AF_UNIX).
@@ -86,6 +87,19 @@ class PMIXPP_SDK_EXPORT Listener {
     virtual Result<std::unique_ptr<Connection>> accept() = 0;
 };
 
+// What a server asks of a transport when it starts listening (Module::listen).
+struct ListenRequest {
+    // The caller's init info array (PMIx_server_init, or a tool's), borrowed
+    // for the call.
+    std::span<const pmix_info_t> server_info;
+    // Whether the framework base counts on this transport for the server's
+    // local clients: the user named it in PMIX_MCA_ptl, or it is the
+    // highest-priority transport selected. A transport that otherwise listens
+    // only on demand (ptl_tcp, for tools) listens then; one that always
+    // listens (ptl_usock) may ignore it.
+    bool serve_local_clients = false;
+};
+
 // The module interface: what a component's create_module() returns.
 //
 // Threads: listen(), Listener and Connection methods and setup_fork() run on
@@ -120,15 +134,15 @@ class PMIXPP_SDK_EXPORT Module {
     virtual int priority() const = 0;
 
     // Start listening as a server (PMIx_server_init) or as a tool that accepts
-    // connections. `server_info` is the caller's init info array, borrowed for
-    // the call: the module reads what concerns it (PMIX_SERVER_TMPDIR,
-    // PMIX_SERVER_TOOL_SUPPORT, PMIX_SERVER_SYSTEM_SUPPORT, PMIX_TCP_* ...) and
-    // writes the rendezvous files those ask for.
+    // connections. The module reads what concerns it in the request's
+    // server_info (PMIX_SERVER_TMPDIR, PMIX_SERVER_TOOL_SUPPORT,
+    // PMIX_SERVER_SYSTEM_SUPPORT, PMIX_TCP_* ...) and writes the rendezvous
+    // files those ask for; serve_local_clients says whether local clients
+    // depend on it.
     // Returns the listeners opened; an empty vector means "nothing to listen
     // on in this configuration" (e.g. a TCP module when no tool support was
     // requested): not an error. An error fails server init with its message.
-    virtual Result<std::vector<std::unique_ptr<Listener>>> listen(
-        std::span<const pmix_info_t> server_info) = 0;
+    virtual Result<std::vector<std::unique_ptr<Listener>>> listen(const ListenRequest &request) = 0;
 
     // Connect to `uri` (for which handles_uri() is true), waiting at most
     // `timeout`. One attempt: retries and the order of URIs are the core's.

@@ -86,7 +86,10 @@ struct ComponentDecision {
 
 struct FrameworkSelection {
     std::string framework;
-    std::vector<SelectedComponent> selected;   // highest priority first
+    std::vector<SelectedComponent> selected;  // highest priority first
+    // Usable, but left out by a highest_priority_one policy, highest priority
+    // first: what select_one() falls back to when a module cannot be created.
+    std::vector<SelectedComponent> fallbacks;
     std::vector<ComponentDecision> decisions;  // every component found, selected first
     std::vector<std::string> warnings;         // also logged through spdlog
     std::optional<McaError> error;  // bad_selection, query_fatal, no_module: do not go on

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <optional>
 
+#include "ptl/ptl_base.hpp"
 #include "ptl_test_support.hpp"
 
 namespace {
@@ -76,7 +77,7 @@ struct TcpFixture : ::testing::Test {
     std::vector<std::unique_ptr<ptl::Listener>> listen_for_tools(ServerInfo info = {}) {
         info.flag(PMIX_SERVER_TOOL_SUPPORT);
         info.string(PMIX_SERVER_TMPDIR, dir.path());
-        auto listeners = module->listen(info.span());
+        auto listeners = module->listen({info.span()});
         if (!listeners.ok()) {
             ADD_FAILURE() << listeners.status().message();
             return {};
@@ -108,13 +109,13 @@ TEST_F(TcpFixture, ListensOnlyWhenTheServerAsksForToolSystemOrRemoteSupport) {
         ServerInfo info;
         info.flag(key);
         info.string(PMIX_SERVER_TMPDIR, dir.path());
-        auto listeners = module->listen(info.span());
+        auto listeners = module->listen({info.span()});
         ASSERT_TRUE(listeners.ok()) << key << ": " << listeners.status().message();
         EXPECT_FALSE(listeners.value().empty()) << key;
     }
     ServerInfo declined;
     declined.flag(PMIX_SERVER_TOOL_SUPPORT, false);
-    auto none = module->listen(declined.span());
+    auto none = module->listen({declined.span()});
     ASSERT_TRUE(none.ok());
     EXPECT_TRUE(none.value().empty());
 }
@@ -283,7 +284,7 @@ TEST_F(TcpFixture, IfIncludeMatchingNothingIsAnErrorListingTheAddresses) {
     ServerInfo info;
     info.flag(PMIX_SERVER_TOOL_SUPPORT);
     info.string(PMIX_TCP_IF_INCLUDE, "nosuchif0");
-    auto listeners = module->listen(info.span());
+    auto listeners = module->listen({info.span()});
     ASSERT_FALSE(listeners.ok());
     EXPECT_EQ(listeners.status().code(), PMIX_ERR_BAD_PARAM);
     EXPECT_THAT(listeners.status().message(), HasSubstr("nosuchif0"));
@@ -292,7 +293,7 @@ TEST_F(TcpFixture, IfIncludeMatchingNothingIsAnErrorListingTheAddresses) {
     ServerInfo bad_block;
     bad_block.flag(PMIX_SERVER_TOOL_SUPPORT);
     bad_block.string(PMIX_TCP_IF_INCLUDE, "127.0.0.0/33");
-    auto refused = module->listen(bad_block.span());
+    auto refused = module->listen({bad_block.span()});
     ASSERT_FALSE(refused.ok());
     EXPECT_EQ(refused.status().code(), PMIX_ERR_BAD_PARAM);
     EXPECT_THAT(refused.status().message(), HasSubstr("127.0.0.0/33"));
@@ -305,7 +306,7 @@ TEST_F(TcpFixture, PortAlreadyTakenIsAnErrorNamingTheAddress) {
     info.integer(PMIX_TCP_IPV4_PORT, static_cast<int>(taken.port));
     info.flag(PMIX_TCP_DISABLE_IPV6);
     info.flag(PMIX_SERVER_TOOL_SUPPORT);
-    auto listeners = module->listen(info.span());
+    auto listeners = module->listen({info.span()});
     ASSERT_FALSE(listeners.ok());
     EXPECT_THAT(listeners.status().message(), HasSubstr(taken.uri()));
 }
@@ -384,7 +385,7 @@ TEST_F(TcpFixture, WithoutToolSupportNoRendezvousFileIsWritten) {
     ServerInfo info;
     info.flag(PMIX_SERVER_SYSTEM_SUPPORT);
     info.string(PMIX_SERVER_TMPDIR, dir.path());
-    auto listeners = module->listen(info.span());
+    auto listeners = module->listen({info.span()});
     ASSERT_TRUE(listeners.ok());
     ASSERT_FALSE(listeners.value().empty());
     EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
@@ -407,27 +408,69 @@ TEST(TcpParameters, ListenNeverIgnoresToolSupport) {
     ASSERT_TRUE(handle);
     ServerInfo info;
     info.flag(PMIX_SERVER_TOOL_SUPPORT);
-    auto listeners = handle.as<ptl::Module>()->listen(info.span());
+    auto listeners = handle.as<ptl::Module>()->listen({info.span()});
     ASSERT_TRUE(listeners.ok());
     EXPECT_TRUE(listeners.value().empty());
 }
 
-TEST(TcpParameters, NamingTcpInTheSelectionMakesItListen) {
-    PtlRepository repository({{"ptl", "tcp"}});
+TEST(TcpParameters, ServingLocalClientsMakesItListenWithoutToolSupport) {
+    PtlRepository repository;
     auto handle = repository.module("tcp");
     ASSERT_TRUE(handle);
-    auto listeners = handle.as<ptl::Module>()->listen({});
+    auto listeners = handle.as<ptl::Module>()->listen({{}, /*serve_local_clients=*/true});
     ASSERT_TRUE(listeners.ok()) << listeners.status().message();
     EXPECT_FALSE(listeners.value().empty());
 }
 
-TEST(TcpParameters, LeavingUsockOutMakesTcpListen) {
-    PtlRepository repository({{"ptl", "^usock"}});
-    auto handle = repository.module("tcp");
-    ASSERT_TRUE(handle);
-    auto listeners = handle.as<ptl::Module>()->listen({});
-    ASSERT_TRUE(listeners.ok()) << listeners.status().message();
-    EXPECT_FALSE(listeners.value().empty());
+// --- the ptl base: which transports local clients depend on ------------------------
+
+// How many listeners ptl_tcp opens for a server without tool support, with the
+// transports the ptl base selected from `env`.
+std::size_t tcp_listeners_for_plain_server(std::initializer_list<Env::value_type> env) {
+    PtlRepository repository(env);
+    auto transports = pmixpp::ptl_base::Transports::open(repository.repository());
+    if (!transports.ok()) {
+        ADD_FAILURE() << transports.status().message();
+        return 0;
+    }
+    const auto &names = transports.value()->names();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (names[i] != "ptl_tcp") continue;
+        auto listeners = transports.value()->listen(*transports.value()->modules()[i], {});
+        if (!listeners.ok()) {
+            ADD_FAILURE() << listeners.status().message();
+            return 0;
+        }
+        return listeners.value().size();
+    }
+    ADD_FAILURE() << "ptl_tcp was not selected";
+    return 0;
+}
+
+TEST(PtlBaseLocalClients, TcpListensOnlyForToolsWhileUsockServesLocalClients) {
+    EXPECT_EQ(tcp_listeners_for_plain_server({}), 0u);
+}
+
+TEST(PtlBaseLocalClients, NamingTcpInTheSelectionMakesItListen) {
+    EXPECT_GT(tcp_listeners_for_plain_server({{"ptl", "usock,tcp"}}), 0u);
+    EXPECT_GT(tcp_listeners_for_plain_server({{"ptl", "tcp"}}), 0u);
+}
+
+TEST(PtlBaseLocalClients, LeavingUsockOutMakesTcpListen) {
+    EXPECT_GT(tcp_listeners_for_plain_server({{"ptl", "^usock"}}), 0u);
+}
+
+TEST(PtlBaseLocalClients, TcpAboveUsockInPriorityServesLocalClients) {
+    EXPECT_GT(tcp_listeners_for_plain_server({{"ptl_tcp_priority", "90"}}), 0u);
+}
+
+TEST(PtlBaseLocalClients, UsockIsToldItServesLocalClients) {
+    PtlRepository repository;
+    auto transports = pmixpp::ptl_base::Transports::open(repository.repository());
+    ASSERT_TRUE(transports.ok()) << transports.status().message();
+    ASSERT_EQ(transports.value()->names().front(), "ptl_usock");
+    EXPECT_TRUE(transports.value()->serves_local_clients(*transports.value()->modules().front()));
+    EXPECT_FALSE(transports.value()->serves_local_clients(*transports.value()->modules().back()));
 }
 
 TEST(TcpParameters, PortParameterFixesThePort) {

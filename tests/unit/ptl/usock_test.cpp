@@ -32,7 +32,7 @@ struct UsockFixture : ::testing::Test {
     std::unique_ptr<ptl::Listener> listen_in_tmpdir() {
         ServerInfo info;
         info.string(PMIX_SERVER_TMPDIR, dir.path());
-        auto listeners = module->listen(info.span());
+        auto listeners = module->listen({info.span()});
         if (!listeners.ok()) {
             ADD_FAILURE() << listeners.status().message();
             return nullptr;
@@ -142,7 +142,7 @@ TEST_F(UsockFixture, ClientSeesTheCredentialsOfAServerInAForkedChild) {
         ::close(uri_pipe[0]);
         ServerInfo info;
         info.string(PMIX_SERVER_TMPDIR, dir.path());
-        auto listeners = module->listen(info.span());
+        auto listeners = module->listen({info.span()});
         if (!listeners.ok() || listeners.value().empty()) ::_exit(1);
         auto &listener = *listeners.value().front();
         const std::string uri = listener.uri() + "\n";
@@ -245,7 +245,7 @@ TEST_F(UsockFixture, TooLongSocketPathIsRefusedWithItsLengthAndTheLimit) {
     const std::string long_dir = dir.path() + "/" + std::string(120, 'd');
     ServerInfo info;
     info.string(PMIX_SERVER_TMPDIR, long_dir);
-    auto listeners = module->listen(info.span());
+    auto listeners = module->listen({info.span()});
     ASSERT_FALSE(listeners.ok());
     EXPECT_EQ(listeners.status().code(), PMIX_ERR_BAD_PARAM);
     EXPECT_THAT(listeners.status().message(), HasSubstr(long_dir));
@@ -264,7 +264,7 @@ TEST_F(UsockFixture, MissingTmpdirIsAnErrorNamingThePath) {
     ASSERT_NE(module, nullptr);
     ServerInfo info;
     info.string(PMIX_SERVER_TMPDIR, dir.path() + "/missing");
-    auto listeners = module->listen(info.span());
+    auto listeners = module->listen({info.span()});
     ASSERT_FALSE(listeners.ok());
     EXPECT_THAT(listeners.status().message(), HasSubstr(dir.path() + "/missing/"));
     EXPECT_THAT(listeners.status().message(), HasSubstr("No such file or directory"));
@@ -320,7 +320,7 @@ TEST(UsockTmpdir, ServerTmpdirWinsOverTheParameter) {
     ASSERT_TRUE(handle);
     ServerInfo info;
     info.string(PMIX_SERVER_TMPDIR, server_dir.path());
-    auto listeners = handle.as<ptl::Module>()->listen(info.span());
+    auto listeners = handle.as<ptl::Module>()->listen({info.span()});
     ASSERT_TRUE(listeners.ok()) << listeners.status().message();
     ASSERT_EQ(listeners.value().size(), 1u);
     EXPECT_THAT(listeners.value().front()->uri(), StartsWith("usock://" + server_dir.path() + "/"));
@@ -349,7 +349,7 @@ TEST(UsockTmpdir, WithoutEitherTheSocketGoesToTMPDIR) {
 
 struct UsockAbstract : ::testing::Test {
     std::unique_ptr<ptl::Listener> listen(std::span<const pmix_info_t> info = {}) {
-        auto listeners = module->listen(info);
+        auto listeners = module->listen({info});
         if (!listeners.ok() || listeners.value().size() != 1) {
             ADD_FAILURE() << (listeners.ok() ? "not one listener" : listeners.status().message());
             return nullptr;

@@ -94,8 +94,8 @@ class FakeTransport final : public ptl::Module {
     int priority() const override { return 42; }
 
     Result<std::vector<std::unique_ptr<ptl::Listener>>> listen(
-        std::span<const pmix_info_t> server_info) override {
-        (void)server_info;
+        const ptl::ListenRequest &request) override {
+        (void)request;
         std::vector<std::unique_ptr<ptl::Listener>> listeners;
         listeners.push_back(std::make_unique<FakeListener>(rendezvous_, "fake://server-1"));
         return listeners;

@@ -90,7 +90,7 @@ TEST(SdkDeclined, DeclinedIsAnErrorThatNoPublicConstantUses) {
 }
 
 // The component loader matches a descriptor against exactly these three names.
-TEST(SdkFrameworkIdentity, EachHeaderNamesItsFrameworkAtInterfaceVersionOneZero) {
+TEST(SdkFrameworkIdentity, EachHeaderNamesItsFrameworkAndInterfaceVersion) {
     EXPECT_EQ(std::string_view(mca::ptl::kFrameworkName), "ptl");
     EXPECT_EQ(std::string_view(mca::gds::kFrameworkName), "gds");
     EXPECT_EQ(std::string_view(mca::psensor::kFrameworkName), "psensor");
@@ -98,8 +98,10 @@ TEST(SdkFrameworkIdentity, EachHeaderNamesItsFrameworkAtInterfaceVersionOneZero)
     EXPECT_EQ(std::string_view(mca::pnet::kFrameworkName), "pnet");
     EXPECT_EQ(std::string_view(mca::evcache::kFrameworkName), "evcache");
 
+    // ptl 2.0: listen() takes a ListenRequest.
+    EXPECT_EQ(mca::ptl::kInterfaceMajor, 2u);
+    EXPECT_EQ(mca::ptl::kInterfaceMinor, 0u);
     const unsigned versions[][2] = {
-        {mca::ptl::kInterfaceMajor, mca::ptl::kInterfaceMinor},
         {mca::gds::kInterfaceMajor, mca::gds::kInterfaceMinor},
         {mca::psensor::kInterfaceMajor, mca::psensor::kInterfaceMinor},
         {mca::plog::kInterfaceMajor, mca::plog::kInterfaceMinor},

@@ -2,8 +2,9 @@
 //
 // Header-only on purpose: each component DSO gets its own (hidden) copy, and
 // when both are compiled into libpmix (PMIXPP_COMPONENTS_STATIC) the inline
-// definitions merge instead of clashing. Lives in ptl_usock/common/ and is put
-// on ptl_tcp's include path by its CMakeLists.txt.
+// definitions merge instead of clashing. Lives in components/common/, which
+// each component's CMakeLists.txt puts on its include path. Reading the
+// caller's pmix_info_t arrays is the SDK's (pmixpp/mca/info.hpp).
 //
 // Everything here may run on any thread; nothing keeps state.
 #pragma once
@@ -15,9 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -142,72 +141,6 @@ inline Status connect_timeout(std::chrono::milliseconds timeout, std::string_vie
 inline int remaining_ms(Clock::time_point deadline) {
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, INT32_MAX));
-}
-
-// --- reading the caller's pmix_info_t arrays ----------------------------------
-
-inline const pmix_info_t *find_info(std::span<const pmix_info_t> infos, std::string_view key) {
-    for (const pmix_info_t &info : infos) {
-        if (std::string_view(info.key, strnlen(info.key, sizeof(info.key))) == key) return &info;
-    }
-    return nullptr;
-}
-
-// A string value; std::nullopt when absent, not a string, or empty.
-inline std::optional<std::string> info_string(std::span<const pmix_info_t> infos,
-                                              std::string_view key) {
-    const pmix_info_t *info = find_info(infos, key);
-    if (info == nullptr || info->value.type != PMIX_STRING || info->value.data.string == nullptr ||
-        info->value.data.string[0] == '\0') {
-        return std::nullopt;
-    }
-    return std::string(info->value.data.string);
-}
-
-// A flag as PMIx reads them: a bool, or a key without a value (PMIX_UNDEF)
-// meaning true; std::nullopt when absent or of another type.
-inline std::optional<bool> info_flag(std::span<const pmix_info_t> infos, std::string_view key) {
-    const pmix_info_t *info = find_info(infos, key);
-    if (info == nullptr) return std::nullopt;
-    if (info->value.type == PMIX_BOOL) return info->value.data.flag;
-    if (info->value.type == PMIX_UNDEF) return true;
-    return std::nullopt;
-}
-
-// An integer of any PMIx integer type; std::nullopt when absent or not an integer.
-inline std::optional<std::int64_t> info_integer(std::span<const pmix_info_t> infos,
-                                                std::string_view key) {
-    const pmix_info_t *info = find_info(infos, key);
-    if (info == nullptr) return std::nullopt;
-    const auto &d = info->value.data;
-    switch (info->value.type) {
-        case PMIX_INT:
-            return d.integer;
-        case PMIX_INT8:
-            return d.int8;
-        case PMIX_INT16:
-            return d.int16;
-        case PMIX_INT32:
-            return d.int32;
-        case PMIX_INT64:
-            return d.int64;
-        case PMIX_UINT:
-            return d.uint;
-        case PMIX_UINT8:
-            return d.uint8;
-        case PMIX_UINT16:
-            return d.uint16;
-        case PMIX_UINT32:
-            return d.uint32;
-        case PMIX_UINT64:
-            return static_cast<std::int64_t>(d.uint64);
-        case PMIX_SIZE:
-            return static_cast<std::int64_t>(d.size);
-        case PMIX_PID:
-            return d.pid;
-        default:
-            return std::nullopt;
-    }
 }
 
 }  // namespace pmixpp::ptl_socket

@@ -1,0 +1,9 @@
+#include "plog/plog_base.hpp"
+
+namespace pmixpp::plog_base {
+
+mca::McaResult<Channels> open(mca::ComponentRepository &repo) {
+    return Channels::open(repo, mca::plog::kFrameworkName);
+}
+
+}  // namespace pmixpp::plog_base
