@@ -10,7 +10,10 @@
  *   garbage  the answer is a frame header of a wrong version: PMIX_ERR_UNPACK_FAILURE
  *   badbody  the answer is a well-framed reply whose body does not parse:
  *            PMIX_ERR_UNPACK_FAILURE
- * Prints "handshake_peer MODE ok" when both got the expected status in time. */
+ * Prints "handshake_peer MODE ok" when both got the expected status in time.
+ * Before the connector, `full` gave PMIx_Init PMIX_ERR_UNREACH (the tool
+ * TIMEOUT) and `garbage` gave both PMIX_ERR_LOST_CONNECTION; `silent` and
+ * `badbody` pin what both already did. */
 #include <pmix.h>
 #include <pmix_tool.h>
 
@@ -65,16 +68,19 @@ static void serve(int lfd, const char *mode) {
             _exit(2);
         }
         /* Take the handshake (whatever arrives within a moment). */
-        char buf[4096];
+        unsigned char buf[4096];
+        ssize_t got = 0;
         struct pollfd p = {c, POLLIN, 0};
-        if (poll(&p, 1, 2000) > 0) (void)read(c, buf, sizeof buf);
+        if (poll(&p, 1, 2000) > 0) got = read(c, buf, sizeof buf);
         if (strcmp(mode, "garbage") == 0) {
             unsigned char bad[12];
             memset(bad, 0xab, sizeof bad);
             (void)write(c, bad, sizeof bad);
         } else if (strcmp(mode, "badbody") == 0) {
-            /* version 1, flags reply, command handshake, tag 0, 3 body bytes */
-            const unsigned char reply[15] = {1, 2, 1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3};
+            /* version 1, flags reply, command handshake, the request's tag
+             * (header bytes 4-7), 3 body bytes that are no status */
+            unsigned char reply[15] = {1, 2, 1, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 2, 3};
+            if (got >= 8) memcpy(reply + 4, buf + 4, 4);
             (void)write(c, reply, sizeof reply);
         }
         /* silent, and after the answers: keep the connection open, say nothing */
