@@ -1,22 +1,11 @@
 #include "client/client.hpp"
 #include "client/request_util.hpp"
 
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <climits>
-
 #include <cstdlib>
 #include <cstring>
 
-#include <spdlog/fmt/fmt.h>
-
 #include "event/process_events.hpp"
 #include "mca/logging.hpp"
-#include "pmixpp/mca/parameters.hpp"
 #include "runtime/progress.hpp"
 #include "wire/codec.hpp"
 
@@ -58,82 +47,6 @@ void release_value(pmix_value_t *v) {
     std::free(v);
 }
 
-// The handshake runs in the caller's thread, on a connection the progress thread
-// does not watch yet (Client::init): blocking frame I/O with a deadline.
-using Deadline = std::chrono::steady_clock::time_point;
-
-bool wait_fd(int fd, short events, Deadline deadline) {
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                              deadline - std::chrono::steady_clock::now())
-                              .count();
-        pollfd p{fd, events, 0};
-        const int n = ::poll(&p, 1, static_cast<int>(std::clamp<long long>(left, 0, INT_MAX)));
-        if (n > 0) return true;  // ready, or an error the next read/write reports
-        if (n == 0 || errno != EINTR) return false;
-    }
-}
-
-bool write_all(int fd, std::span<const std::uint8_t> data, Deadline deadline) {
-    while (!data.empty()) {
-        const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-        if (n > 0) {
-            data = data.subspan(static_cast<std::size_t>(n));
-        } else if (n < 0 && errno == EINTR) {
-            continue;
-        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (!wait_fd(fd, POLLOUT, deadline)) return false;
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
-
-enum class ReadStatus { ok, timeout, closed };
-
-ReadStatus read_all(int fd, std::uint8_t *data, std::size_t size, Deadline deadline) {
-    while (size > 0) {
-        const ssize_t n = ::recv(fd, data, size, 0);
-        if (n > 0) {
-            data += n;
-            size -= static_cast<std::size_t>(n);
-        } else if (n == 0) {
-            return ReadStatus::closed;
-        } else if (errno == EINTR) {
-            continue;
-        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            if (!wait_fd(fd, POLLIN, deadline)) return ReadStatus::timeout;
-        } else {
-            return ReadStatus::closed;
-        }
-    }
-    return ReadStatus::ok;
-}
-
-// Reads exactly one frame (never a byte of the next: what follows stays in the
-// socket for the channel). Empty `reason` on success.
-std::string read_frame(int fd, Deadline deadline, Frame &out) {
-    const wire::FrameLimits &limits = wire::FrameLimits::process_wide();
-    std::uint8_t raw[wire::kFrameHeaderSize];
-    auto st = read_all(fd, raw, sizeof raw, deadline);
-    if (st == ReadStatus::ok) {
-        const wire::FrameHeader header = wire::decode_header(raw);
-        if (std::string bad = wire::check_header(header, limits); !bad.empty())
-            return "malformed frame: " + bad;
-        std::vector<std::uint8_t> payload(header.length);
-        st = read_all(fd, payload.data(), payload.size(), deadline);
-        if (st == ReadStatus::ok) {
-            std::string reason;
-            if (!wire::open_frame(header, std::move(payload), limits, out, reason))
-                return "malformed frame: " + reason;
-            return {};
-        }
-    }
-    return st == ReadStatus::timeout ? "no handshake reply within the connect timeout"
-                                     : "connection lost";
-}
-
 std::vector<std::string> split(const std::string &s, char sep) {
     std::vector<std::string> out;
     std::size_t start = 0;
@@ -147,38 +60,6 @@ std::vector<std::string> split(const std::string &s, char sep) {
 }
 
 }  // namespace
-
-std::chrono::seconds connect_timeout() {
-    static const std::int64_t seconds = [] {
-        mca::ParamSpec spec;
-        spec.name = "ptl_base_connect_timeout";
-        spec.framework = "ptl";
-        spec.component = "base";
-        spec.type = mca::ParamType::integer;
-        spec.description =
-            "Seconds a client or a tool waits for one server URI to connect and answer its "
-            "handshake";
-        spec.default_value = "10";
-        auto r = mca::ParameterRegistry::process_wide().register_param(spec);
-        return r && r.value().int_value > 0 ? r.value().int_value : 10;
-    }();
-    return std::chrono::seconds(seconds);
-}
-
-std::vector<std::uint8_t> handshake_body(wire::Role role, const pmix_proc_t &proc,
-                                         const std::string &secret,
-                                         std::span<const pmix_info_t> info) {
-    return BodyWriter()
-        .u32(wire::kProtocolVersion)
-        .u8(static_cast<std::uint8_t>(role))
-        .proc(proc)
-        .str(secret)
-        .u32(static_cast<std::uint32_t>(getuid()))
-        .u32(static_cast<std::uint32_t>(getgid()))
-        .u32(static_cast<std::uint32_t>(getpid()))
-        .infos(info.data(), info.size())
-        .take();
-}
 
 GetDirectives GetDirectives::from(const pmix_info_t *info, std::size_t ninfo) {
     GetDirectives d;
@@ -357,160 +238,74 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
         log()->error("PMIx_Init: {}", transports.status().message());
         return transports.status().code();
     }
-    auto targets = transports.value()->order(uris);
-    if (targets.empty()) {
-        std::string names;
-        for (const auto &n : transports.value()->names()) names += (names.empty() ? "" : ",") + n;
-        log()->error(
-            "PMIx_Init: none of the server URIs [{}] is handled by a selected transport "
-            "({})",
-            fmt::join(uris, ", "), names);
-        return PMIX_ERR_UNREACH;
-    }
-    std::unique_ptr<mca::ptl::Connection> connection;
-    std::string failures;
-    for (const auto &t : targets) {
-        auto c = t.module->connect(
-            t.uri, std::chrono::duration_cast<std::chrono::milliseconds>(connect_timeout()));
-        if (c) {
-            connection = std::move(c).value();
-            break;
-        }
-        failures += (failures.empty() ? "" : "; ") + c.status().message();
-    }
-    if (!connection) {
-        log()->error("PMIx_Init: cannot reach the server: {}", failures);
-        return PMIX_ERR_UNREACH;
-    }
-
     // The handshake is done here, in the caller's thread, before the progress
     // thread watches the connection: the caller sleeps once, until the reply
     // arrives, instead of handing the request to the progress thread and waiting
     // for it to hand the reply back (with 16 processes starting on 2 cores,
-    // each hand-off is a wait for the scheduler). The progress thread starts
-    // while the server works on the request.
-    const Deadline deadline = std::chrono::steady_clock::now() + connect_timeout();
-    const int fd = connection->fd();
-    const auto placement = connection->peer_credentials() ? wire::PeerPlacement::local
-                                                          : wire::PeerPlacement::maybe_remote;
-    const auto body = handshake_body(wire::Role::client, me, secret, info);
-    // Tag 0: request() numbers from 1, so no other reply can carry it.
-    constexpr std::uint32_t kHandshakeTag = 0;
-    std::vector<std::uint8_t> frame_bytes;
-    std::string reason;
-    if (!wire::build_frame(static_cast<std::uint16_t>(Command::handshake), kHandshakeTag, 0, body,
-                           wire::FrameLimits::process_wide(), frame_bytes, reason, placement)) {
-        log()->error("PMIx_Init: handshake not sent: {}", reason);
-        return PMIX_ERR_BAD_PARAM;
-    }
-    if (!write_all(fd, frame_bytes, deadline)) {
-        log()->error("PMIx_Init: cannot reach the server: handshake not sent to {}",
-                     connection->describe_peer());
-        return PMIX_ERR_UNREACH;
-    }
-
+    // each hand-off is a wait for the scheduler). The progress thread starts,
+    // and the datastore's component is loaded, while the server works on it.
     auto &engine = ProgressEngine::instance();
-    if (auto st = engine.acquire(); !st.ok()) {
-        log()->error("PMIx_Init: {}", st.message());
-        return st.code();
-    }
-    // The datastore's component is loaded while the server works on the request.
-    auto store = gds_base::Datastore::acquire();
-    if (!store) {
-        log()->error("PMIx_Init: {}", store.status().message());
-        connection.reset();
-        engine.release();
-        return store.status().code();
-    }
-    pmix_status_t status = PMIX_SUCCESS;
-    std::vector<Frame> early;  // unsolicited frames ahead of the reply, for the channel
-    Frame reply;
-    for (;;) {
-        Frame f;
-        reason = read_frame(fd, deadline, f);
-        if (!reason.empty()) {
-            // As before: a connection that closes or breaks before the reply is lost.
-            status = reason.starts_with("no handshake reply") ? PMIX_ERR_TIMEOUT
-                                                              : PMIX_ERR_LOST_CONNECTION;
-            break;
-        }
-        if (f.is_reply() && f.tag == kHandshakeTag) {
-            reply = std::move(f);
-            break;
-        }
-        if (!f.is_reply()) early.push_back(std::move(f));
-    }
-    auto store_ptr = store.value();
-    if (status == PMIX_SUCCESS) {
-        BodyReader r(reply.body);
-        std::int32_t code = PMIX_ERR_UNPACK_FAILURE;
-        if (!r.i32(code)) code = PMIX_ERR_UNPACK_FAILURE;
-        r.str(reason);
-        status = code;
-        if (status != PMIX_SUCCESS) {
-            if (reason.empty()) reason = "connection lost";
-        } else {
-            std::vector<std::uint8_t> blob;
-            pmix_proc_t server{};
-            r.proc(server);
-            r.bytes(blob);
-            if (!r.finished()) {
-                status = PMIX_ERR_UNPACK_FAILURE;
-                reason = "malformed handshake reply";
-            } else if (!blob.empty()) {
-                auto st = store_ptr->write([&](mca::gds::Module &m) {
-                    return m.store_job(
-                        std::string_view(me.nspace),
-                        std::span<const std::byte>(reinterpret_cast<const std::byte *>(blob.data()),
-                                                   blob.size()));
-                });
-                if (!st.ok()) {
-                    status = st.code();
-                    reason = "job info refused: " + st.message();
-                }
-            }
-            if (status == PMIX_SUCCESS) server_ = server;  // read on the progress thread later
-        }
-    }
-    if (status != PMIX_SUCCESS) {
-        log()->error("PMIx_Init: {}:{} refused by the server: {} ({})", me.nspace, me.rank, reason,
-                     PMIx_Error_string(status));
-        connection.reset();  // closes the socket; no event was ever registered for it
-        engine.release();
-        return status;
-    }
-    // The channel opens on the progress thread; the caller does not wait for
-    // it: every later request is posted after this closure, and frames the
-    // server sends next wait in the socket until the channel reads them.
-    struct Handover {
-        std::unique_ptr<mca::ptl::Connection> connection;
-        std::vector<Frame> early;
+    bool engine_held = false;
+    std::shared_ptr<gds_base::Datastore> store;
+    std::vector<std::uint8_t> blob;
+    HandshakeRequest request;
+    request.uris = uris;
+    request.body = handshake_body(wire::Role::client, me, secret, info);
+    request.read_payload = [&blob](BodyReader &r) { return r.bytes(blob); };
+    request.while_waiting = [&]() -> mca::Status {
+        if (auto st = engine.acquire(); !st.ok()) return st;
+        engine_held = true;
+        auto acquired = gds_base::Datastore::acquire();
+        if (!acquired) return acquired.status();
+        store = acquired.value();
+        return mca::Status::success();
     };
-    auto handover = std::make_shared<Handover>(Handover{std::move(connection), std::move(early)});
-    engine.post([this, transports = transports.value(), handover] {
-        transports_ = transports;
-        finalizing_ = false;
-        channel_ = Channel::open(
-            std::move(handover->connection),
-            [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
-            [this](Channel &c, const std::string &why) { on_close(c, why); });
-        if (!channel_) {
-            log()->error("PMIx_Init: cannot watch the connection to the server");
-            lost_ = true;
-            raise_lost_connection();
-            return;
-        }
-        for (auto &f : handover->early) on_frame(*channel_, std::move(f));
-    });
+    auto connected = handshake(*transports.value(), request);
+    if (connected && !blob.empty()) {
+        auto st = store->write([&](mca::gds::Module &m) {
+            return m.store_job(std::string_view(me.nspace),
+                               std::span<const std::byte>(
+                                   reinterpret_cast<const std::byte *>(blob.data()), blob.size()));
+        });
+        if (!st.ok()) connected = mca::Status(st.code(), "job info refused: " + st.message());
+    }
+    if (!connected) {
+        log()->error("PMIx_Init: {}:{}: {} ({})", me.nspace, me.rank, connected.status().message(),
+                     PMIx_Error_string(connected.status().code()));
+        if (engine_held) engine.release();
+        return connected.status().code();  // the connection closes here, never watched
+    }
+    adopt(std::move(connected).value(), transports.value(), "PMIx_Init");
     {
         std::unique_lock lock(view_mutex_);
-        store_ = store_ptr;
+        store_ = store;
         self_ = me;
         self_hosted_ = false;
     }
     engine.post([me] { events::ProcessEvents::instance().set_self(me); });
     if (proc != nullptr) *proc = me;
     return PMIX_SUCCESS;
+}
+
+void Client::adopt(Handshaken &&connected, std::shared_ptr<ptl_base::Transports> transports,
+                   const char *who) {
+    auto handover = std::make_shared<Handshaken>(std::move(connected));
+    ProgressEngine::instance().post([this, transports = std::move(transports), handover, who] {
+        transports_ = transports;
+        finalizing_ = false;
+        server_ = handover->server;
+        channel_ = Channel::open(
+            std::move(handover->connection),
+            [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
+            [this](Channel &c, const std::string &why) { on_close(c, why); });
+        if (!channel_) {
+            log()->error("{}: cannot watch the connection to {}", who, handover->uri);
+            lost_ = true;
+            raise_lost_connection();
+            return;
+        }
+        for (auto &f : handover->early) on_frame(*channel_, std::move(f));
+    });
 }
 
 pmix_status_t Client::finalize(std::span<const pmix_info_t> info) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "client/connector.hpp"
 #include "event/event.hpp"
 #include "event/registry.hpp"
 #include "gds/gds_base.hpp"
@@ -38,14 +39,6 @@ namespace pmixpp::client {
 // reader positioned after it (empty when the connection was lost).
 using ReplyHandler = std::function<void(pmix_status_t status, wire::BodyReader &rest)>;
 using ValueDone = std::function<void(pmix_status_t status, pmix_value_t *owned)>;
-
-// How long a client or a tool gives one server URI to connect and answer its
-// handshake (MCA parameter ptl_base_connect_timeout, default 10 s).
-std::chrono::seconds connect_timeout();
-// The handshake request a client and a tool open their connection with.
-std::vector<std::uint8_t> handshake_body(wire::Role role, const pmix_proc_t &proc,
-                                         const std::string &secret,
-                                         std::span<const pmix_info_t> info);
 
 struct GetDirectives {
     bool optional = false;
@@ -137,6 +130,12 @@ class Client {
 
   private:
     Client();
+    // The progress thread takes over a connection the connector handshook
+    // (connector.hpp): its channel opens there, the early frames are handled,
+    // then what the server sends next. Posted; the caller does not wait (every
+    // later request is posted after it). `who` names the init for log messages.
+    void adopt(Handshaken &&connected, std::shared_ptr<ptl_base::Transports> transports,
+               const char *who);
     void on_frame(wire::Channel &ch, wire::Frame &&frame);
     void on_close(wire::Channel &ch, const std::string &reason);
     void store_stream(std::span<const std::uint8_t> stream);

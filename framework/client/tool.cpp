@@ -1,11 +1,11 @@
 // The tool face: PMIx_tool_init / PMIx_tool_finalize (pmix_tool.h;
-// docs/tools.md). A tool connects like a client, with Role::tool in the
-// handshake and no registration by the host: the server's host approves it
-// and settles its identity (server/tool.cpp). Once connected, the tool uses
-// the client's machinery (event registration, notification, lost-connection
-// event). The server is found by the standard's precedence chain
-// (Chap_API_Tools, "Rendezvousing with a local server"), reduced to what one
-// node needs.
+// docs/tools.md). A tool connects like a client, through the same connector
+// (connector.hpp), with Role::tool in the handshake and no registration by the
+// host: the server's host approves it and settles its identity
+// (server/tool.cpp). Once connected, the tool uses the client's machinery
+// (event registration, notification, lost-connection event). The server is
+// found by the standard's precedence chain (Chap_API_Tools, "Rendezvousing
+// with a local server"), reduced to what one node needs.
 #include <pmix_tool.h>
 
 #include <unistd.h>
@@ -26,13 +26,8 @@
 
 namespace pmixpp::client {
 
-using runtime::Completion;
 using runtime::ProgressEngine;
 using wire::BodyReader;
-using wire::BodyWriter;
-using wire::Channel;
-using wire::Command;
-using wire::Frame;
 
 namespace {
 
@@ -265,112 +260,44 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
         log()->error("PMIx_tool_init: {}", st.message());
         return st.code();
     }
-    struct Outcome {
-        pmix_status_t status = PMIX_ERR_TIMEOUT;
-        std::string reason;
-        pmix_proc_t assigned{};
-    };
-    const auto body = handshake_body(wire::Role::tool, requested, "", info);
-    // One URI: connect, handshake, and on failure leave nothing behind.
-    auto attempt = [&](const ptl_base::Transports::Target &t) -> Outcome {
-        auto c = t.module->connect(
-            t.uri, std::chrono::duration_cast<std::chrono::milliseconds>(connect_timeout()));
-        if (!c)
-            return {c.status().code() == PMIX_ERR_TIMEOUT ? PMIX_ERR_TIMEOUT : PMIX_ERR_UNREACH,
-                    c.status().message(),
-                    {}};
-        auto outcome = std::make_shared<Completion<Outcome>>();
-        auto connection = std::move(c).value();
-        engine.run_sync([&] {
-            transports_ = transports.value();
-            finalizing_ = false;
-            channel_ = Channel::open(
-                std::move(connection),
-                [this](Channel &ch, Frame &&f) { on_frame(ch, std::move(f)); },
-                [this](Channel &ch, const std::string &reason) { on_close(ch, reason); });
-            if (!channel_) {
-                outcome->complete({PMIX_ERR_UNREACH, "cannot watch the connection", {}});
-                return;
-            }
-            request(Command::handshake, body, [this, outcome](pmix_status_t s, BodyReader &r) {
-                Outcome o;
-                o.status = s;
-                r.str(o.reason);
-                if (s != PMIX_SUCCESS) {
-                    finalizing_ = true;  // the server closes the connection next
-                    if (o.reason.empty()) o.reason = "connection lost during the handshake";
-                    outcome->complete(o);
-                    return;
-                }
-                r.proc(server_);
-                r.proc(o.assigned);
-                if (!r.finished()) {
-                    o.status = PMIX_ERR_UNPACK_FAILURE;
-                    o.reason = "malformed handshake reply";
-                }
-                outcome->complete(o);
-            });
-        });
-        if (!outcome->wait(connect_timeout())) {
-            outcome->complete({PMIX_ERR_TIMEOUT, "no handshake reply from " + t.uri, {}});
-        }
-        Outcome result = outcome->value();
-        if (result.status != PMIX_SUCCESS) {
-            engine.run_sync([&] {
-                finalizing_ = true;
-                if (channel_) channel_->close("tool init failed");
-                channel_.reset();
-                pending_.clear();
-                transports_.reset();
-            });
-        }
-        return result;
-    };
-
-    Outcome result{PMIX_ERR_UNREACH, "", {}};
+    pmix_proc_t assigned{};
+    HandshakeRequest request;
+    request.body = handshake_body(wire::Role::tool, requested, "", info);
+    request.read_payload = [&assigned](BodyReader &r) { return r.proc(assigned); };
+    std::optional<Handshaken> connected;
+    Failure result{PMIX_ERR_UNREACH, ""};
     const std::uint32_t attempts = opt.max_retries + 1;
-    for (std::uint32_t n = 0; n < attempts; ++n) {
+    for (std::uint32_t n = 0; n < attempts && !connected; ++n) {
         if (n > 0) std::this_thread::sleep_for(std::chrono::seconds(opt.retry_delay_s));
         if (auto f = discover()) {
-            result = {f->status, f->message, {}};
+            result = *f;
             continue;
         }
-        auto targets = transports.value()->order(uris);
-        if (targets.empty()) {
-            result = {
-                PMIX_ERR_UNREACH,
-                fmt::format("no selected transport handles {} ({})", fmt::join(uris, ", "), source),
-                {}};
-            continue;
+        request.uris = uris;
+        request.search = insist ? Search::first_server : Search::until_accepted;
+        auto r = handshake(*transports.value(), request);
+        if (r) {
+            connected = std::move(r).value();
+            break;
         }
-        std::string failures;
-        for (const auto &t : targets) {
-            result = attempt(t);
-            if (result.status == PMIX_SUCCESS) break;
-            failures += (failures.empty() ? "" : "; ") + result.reason;
-            // A server that answered and refused is the answer, unless we
-            // are only searching the rendezvous files.
-            const bool refused =
-                result.status != PMIX_ERR_UNREACH && result.status != PMIX_ERR_TIMEOUT;
-            if (refused && insist) break;
-        }
-        if (result.status == PMIX_SUCCESS) break;
-        result.reason = fmt::format("cannot connect to {}: {}", source, failures);
-        const bool refused = result.status != PMIX_ERR_UNREACH && result.status != PMIX_ERR_TIMEOUT;
-        if (refused) break;  // retrying will not change the server's mind
+        result = {r.status().code(),
+                  fmt::format("cannot connect to {}: {}", source, r.status().message())};
+        // A server that answered and refused: retrying will not change its mind.
+        if (result.status != PMIX_ERR_UNREACH && result.status != PMIX_ERR_TIMEOUT) break;
         if (!insist) break;  // no delayed connection for the rendezvous search (standard)
     }
-    if (result.status != PMIX_SUCCESS) {
+    if (!connected) {
         engine.release();
         if (opt.connect_optional) {
             log()->info("PMIx_tool_init: continuing unconnected (PMIX_TOOL_CONNECT_OPTIONAL): {}",
-                        result.reason);
+                        result.message);
             return standalone();
         }
-        log()->error("PMIx_tool_init: {} ({})", result.reason, PMIx_Error_string(result.status));
+        log()->error("PMIx_tool_init: {} ({})", result.message, PMIx_Error_string(result.status));
         return result.status;
     }
-    const pmix_proc_t me = result.assigned;
+    adopt(std::move(*connected), transports.value(), "PMIx_tool_init");
+    const pmix_proc_t me = assigned;
     {
         std::unique_lock lock(view_mutex_);
         store_ = store.value();
