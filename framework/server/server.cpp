@@ -498,6 +498,10 @@ void Server::handle_finalize(Channel &ch, Frame &frame) {
     break_shm_fence(client->proc.nspace, PMIX_ERR_LOST_CONNECTION);
     run_cleanup(key_of(client->proc));
     forget_event_client(key_of(client->proc));
+    // Gets waiting for a commit that will never come: NOT_FOUND now.
+    auto waiters = std::move(client->on_commit);
+    client->on_commit.clear();
+    for (auto &w : waiters) w();
     const auto reply = PendingReply::to(ch, frame);
     auto done = [reply](pmix_status_t) {
         if (auto c = reply.channel.lock()) {
@@ -1067,13 +1071,16 @@ void Server::deregister_nspace(const std::string &nspace) {
     fail_fences_naming(nspace);
     break_shm_fence(nspace, PMIX_ERR_LOST_CONNECTION);
     JobRecord *job = find_job(nspace);
+    std::vector<std::function<void()>> waiters;
     if (job != nullptr) {
         for (auto &[rank, client] : job->clients) {
             client.state = ClientRecord::State::finalized;
             if (client.channel) client.channel->close("namespace deregistered");
+            for (auto &w : client.on_commit) waiters.push_back(std::move(w));
         }
         jobs_.erase(nspace);
     }
+    for (auto &w : waiters) w();  // their Gets: NOT_FOUND now
     local_support_.erase(nspace);
     spawned_by_.erase(nspace);
     if (event_cache_) event_cache_->module().forget_job(nspace);
