@@ -170,7 +170,7 @@ void Server::finish_connect(const FenceTracker &t, pmix_status_t status) {
     // Every participant's committed data we hold: local clients' LOCAL blobs
     // and whatever a host fence or direct modex gave us for remote ones.
     std::vector<std::uint8_t> stream;
-    for (const auto &[ns, job] : jobs_) {
+    for (const auto &[ns, job] : clients_.jobs()) {
         if (nspaces.count(ns) == 0) continue;
         for (const auto &[rank, c] : job.clients) {
             const bool named = std::any_of(t.procs.begin(), t.procs.end(), [&](const auto &p) {

@@ -231,7 +231,7 @@ void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
     const auto message = event_message(false, 0, payload);
     const std::string job = job_of(*ev);
     std::vector<pmix_proc_t> awaiting;
-    for (auto &[nspace, rec] : jobs_) {
+    for (auto &[nspace, rec] : clients_.jobs()) {
         for (auto &[rank, c] : rec.clients) {
             if (!live(c) || !in_range(*ev, c.proc)) continue;
             bool sent = false;

@@ -237,7 +237,7 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
     }
     if (key == PMIX_QUERY_NAMESPACES) {
         std::string all;
-        for (const auto &[ns, job] : jobs_) {
+        for (const auto &[ns, job] : clients_.jobs()) {
             if (job.registered) all += (all.empty() ? "" : ",") + ns;
         }
         auto i = make_info(k, all.c_str(), PMIX_STRING);
@@ -258,7 +258,7 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
     if (key == PMIX_QUERY_NAMESPACE_INFO) {
         const pmix_info_t *want = qualifier(q, PMIX_NSPACE);
         std::vector<const JobRecord *> jobs;
-        for (const auto &[ns, job] : jobs_) {
+        for (const auto &[ns, job] : clients_.jobs()) {
             if (!job.registered) continue;
             if (want != nullptr &&
                 (want->value.type != PMIX_STRING || want->value.data.string == nullptr ||

@@ -1,7 +1,6 @@
 #include "server/server.hpp"
 
 #include <event2/event.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,48 +34,11 @@ auto log() {
 // How long an accepted connection may stay silent before its handshake.
 constexpr std::chrono::seconds kHandshakeTimeout{30};
 
-std::string random_secret() {
-    unsigned char raw[16] = {};
-    std::size_t got = 0;
-    while (got < sizeof raw) {
-        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
-        if (n <= 0) break;
-        got += static_cast<std::size_t>(n);
-    }
-    std::string out;
-    for (unsigned char c : raw) out += fmt::format("{:02x}", c);
-    return out;
-}
-
 std::span<const std::byte> as_bytes(const std::vector<std::uint8_t> &v) {
     return {reinterpret_cast<const std::byte *>(v.data()), v.size()};
 }
 
 }  // namespace
-
-std::string describe(const ProcKey &key) {
-    if (key.second == PMIX_RANK_WILDCARD) return key.first + ":*";
-    return key.first + ":" + std::to_string(key.second);
-}
-
-const pmix_info_t *find_info(std::span<const pmix_info_t> info, const char *key) {
-    for (const auto &i : info) {
-        if (std::strncmp(i.key, key, PMIX_MAX_KEYLEN) == 0) return &i;
-    }
-    return nullptr;
-}
-
-ProcKey key_of(const pmix_proc_t &proc) {
-    return {std::string(proc.nspace, strnlen(proc.nspace, PMIX_MAX_NSLEN)), proc.rank};
-}
-
-pmix_proc_t proc_of(const ProcKey &key) {
-    pmix_proc_t p{};
-    std::memcpy(p.nspace, key.first.data(),
-                std::min<std::size_t>(key.first.size(), PMIX_MAX_NSLEN));
-    p.rank = key.second;
-    return p;
-}
 
 Server &Server::instance() {
     static auto *server = new Server;  // never destroyed: callbacks may outlive finalize
@@ -84,6 +46,7 @@ Server &Server::instance() {
 }
 
 Server::Server() {
+    clients_.subscribe(this);
     handlers_[static_cast<std::uint16_t>(Command::handshake)] = &Server::handle_handshake;
     handlers_[static_cast<std::uint16_t>(Command::finalize)] = &Server::handle_finalize;
     handlers_[static_cast<std::uint16_t>(Command::abort)] = &Server::handle_abort;
@@ -170,7 +133,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
 
 void Server::stop() {
     active_ = false;
-    for (auto &[ns, job] : jobs_) {
+    for (auto &[ns, job] : clients_.jobs()) {
         if (job.fence_shm) job.fence_shm->break_with(PMIX_ERR_LOST_CONNECTION);
         for (auto &w : job.shm_waiters) {
             if (w.timer != 0) ProgressEngine::instance().cancel(w.timer);
@@ -194,7 +157,7 @@ void Server::stop() {
         if (t.timer != 0) engine.cancel(t.timer);
     }
     fences_.clear();
-    jobs_.clear();
+    clients_.clear();
     remote_blobs_.clear();
     for (auto &[nspace, waiting] : deferred_dmodex_) {
         for (const auto &d : waiting) d.cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, d.cbdata);
@@ -289,41 +252,55 @@ void Server::on_close(Channel &ch, const std::string &reason) {
     }
     ClientRecord *client = find_client(peer.proc);
     if (client == nullptr || client->channel.get() != &ch) return;
-    forget_iof_client(peer.proc);
-    if (is_tool(peer.proc)) {  // tool.cpp
-        drop_tool(peer.proc);
-        return;
-    }
     client->channel.reset();
-    if (client->state == ClientRecord::State::connected ||
-        client->state == ClientRecord::State::connecting) {
-        client->state = ClientRecord::State::lost;
+    if (client->departed) return;  // finalized (or deregistered) first
+    if (!is_tool(peer.proc)) {
         log()->warn("server: client {} lost its connection ({}) before finalizing",
                     describe(peer.proc), reason);
-        fail_fences_of(peer.proc);
-        break_shm_fence(peer.proc.first, PMIX_ERR_LOST_CONNECTION);
-        run_cleanup(peer.proc);
-        forget_event_client(peer.proc);
-        auto waiters = std::move(client->on_commit);
-        client->on_commit.clear();
+    }
+    clients_.depart(peer.proc, Departure::lost);
+}
+
+// ---------------------------------------------------------------------------------------------
+// departures (README.md, "Departures")
+
+void Server::client_departed(const ProcKey &key, Departure why) {
+    forget_iof_client(key);
+    // A finalized client that contributed to a collective still counts in it.
+    fail_fences_of(key, why != Departure::finalized);
+    break_shm_fence(key.first, PMIX_ERR_LOST_CONNECTION);
+    run_cleanup(key);
+    forget_event_client(key);
+    ClientRecord *c = find_client(key);
+    if (why == Departure::deregistered) {
+        connected_.erase(key);
+        if (c != nullptr && c->channel) c->channel->close("client deregistered");
+    }
+    if (c != nullptr) {
+        // Get / dmodex requests waiting for its commit: answered now (NOT_FOUND
+        // unless it committed before).
+        auto waiters = std::move(c->on_commit);
+        c->on_commit.clear();
         for (auto &w : waiters) w();
     }
+    if (is_tool(key)) drop_tool(key);  // last: its record goes
+}
+
+void Server::job_deregistered(const std::string &nspace) {
+    // Collectives naming the job (also remote ones, without local clients)
+    // get an error now, not at their timeout (or never).
+    fail_fences_naming(nspace);
+    break_shm_fence(nspace, PMIX_ERR_LOST_CONNECTION);
+    local_support_.erase(nspace);
+    spawned_by_.erase(nspace);
+    if (event_cache_) event_cache_->module().forget_job(nspace);
+    std::erase_if(event_regs_, [&](const auto &e) { return e.first.first == nspace; });
+    std::erase_if(iof_pulls_, [&](const auto &e) { return e.first.first == nspace; });
+    std::erase_if(remote_blobs_, [&](const auto &e) { return e.first.first == nspace; });
 }
 
 // ---------------------------------------------------------------------------------------------
 // helpers
-
-JobRecord *Server::find_job(const std::string &nspace) {
-    auto it = jobs_.find(nspace);
-    return it == jobs_.end() ? nullptr : &it->second;
-}
-
-ClientRecord *Server::find_client(const ProcKey &key) {
-    JobRecord *job = find_job(key.first);
-    if (job == nullptr) return nullptr;
-    auto it = job->clients.find(key.second);
-    return it == job->clients.end() ? nullptr : &it->second;
-}
 
 ClientRecord *Server::client_of(Channel &ch) {
     auto it = channels_.find(&ch);
@@ -427,6 +404,7 @@ void Server::handle_handshake(Channel &ch, Frame &frame) {
         return;
     }
     client.state = ClientRecord::State::connecting;
+    client.departed = false;  // a new connection life
     client.committed = false;
     client.pid = pid;
     std::weak_ptr<Channel> weak = ch.weak_from_this();
@@ -489,29 +467,19 @@ void Server::handle_finalize(Channel &ch, Frame &frame) {
         ch.close("malformed finalize request");
         return;
     }
-    forget_iof_client(key_of(client->proc));
-    if (is_tool(key_of(client->proc))) {  // tool.cpp
-        finalize_tool(ch, frame, key_of(client->proc));
-        return;
-    }
-    client->state = ClientRecord::State::finalized;
-    break_shm_fence(client->proc.nspace, PMIX_ERR_LOST_CONNECTION);
-    run_cleanup(key_of(client->proc));
-    forget_event_client(key_of(client->proc));
-    // Gets waiting for a commit that will never come: NOT_FOUND now.
-    auto waiters = std::move(client->on_commit);
-    client->on_commit.clear();
-    for (auto &w : waiters) w();
+    const ProcKey key = key_of(client->proc);
+    const bool tool = is_tool(key);
+    const pmix_proc_t proc = client->proc;
+    void *object = client->server_object;
+    clients_.depart(key, Departure::finalized);  // `client` may be gone now (a tool's)
     const auto reply = PendingReply::to(ch, frame);
-    auto done = [reply](pmix_status_t) {
+    auto done = [reply, tool](pmix_status_t) {
         if (auto c = reply.channel.lock()) {
             c->reply(reply.request, status_body(PMIX_SUCCESS));
-            c->close_after_flush("client finalized");
+            c->close_after_flush(tool ? "tool finalized" : "client finalized");
         }
     };
-    if (host_.client_finalized != nullptr) {
-        pmix_proc_t proc = client->proc;
-        void *object = client->server_object;
+    if (!tool && host_.client_finalized != nullptr) {
         call_host_op(
             [this, proc, object](pmix_op_cbfunc_t cb, void *cbdata) {
                 return host_.client_finalized(&proc, object, cb, cbdata);
@@ -801,8 +769,11 @@ void Server::fail_fences_if(const std::function<bool(const FenceTracker &)> &doo
     for (auto id : ids) complete_fence(id, PMIX_ERR_LOST_CONNECTION, {});
 }
 
-void Server::fail_fences_of(const ProcKey &lost) {
-    fail_fences_if([&](const FenceTracker &t) { return t.expected_local.count(lost) != 0; });
+void Server::fail_fences_of(const ProcKey &gone, bool contributed_too) {
+    fail_fences_if([&](const FenceTracker &t) {
+        return t.expected_local.count(gone) != 0 &&
+               (contributed_too || t.contributed.count(gone) == 0);
+    });
 }
 
 void Server::fail_fences_naming(const std::string &nspace) {
@@ -1041,9 +1012,7 @@ void Server::handle_get(Channel &ch, Frame &frame) {
 
 pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs,
                                       std::span<const pmix_info_t> info) {
-    JobRecord &job = jobs_[nspace];
-    job.nspace = nspace;
-    if (job.secret.empty()) job.secret = random_secret();
+    JobRecord &job = clients_.job(nspace);
     job.registered = true;
     job.nlocalprocs = nlocalprocs;
     if (const auto *i = find_info(info, PMIX_JOB_SIZE)) {
@@ -1067,28 +1036,7 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
 }
 
 void Server::deregister_nspace(const std::string &nspace) {
-    // Its participants get an error now, not at their timeout (or never).
-    fail_fences_naming(nspace);
-    break_shm_fence(nspace, PMIX_ERR_LOST_CONNECTION);
-    JobRecord *job = find_job(nspace);
-    std::vector<std::function<void()>> waiters;
-    if (job != nullptr) {
-        for (auto &[rank, client] : job->clients) {
-            client.state = ClientRecord::State::finalized;
-            if (client.channel) client.channel->close("namespace deregistered");
-            for (auto &w : client.on_commit) waiters.push_back(std::move(w));
-        }
-        jobs_.erase(nspace);
-    }
-    for (auto &w : waiters) w();  // their Gets: NOT_FOUND now
-    local_support_.erase(nspace);
-    spawned_by_.erase(nspace);
-    if (event_cache_) event_cache_->module().forget_job(nspace);
-    std::erase_if(event_regs_, [&](const auto &e) { return e.first.first == nspace; });
-    std::erase_if(iof_pulls_, [&](const auto &e) { return e.first.first == nspace; });
-    for (auto it = remote_blobs_.begin(); it != remote_blobs_.end();) {
-        it = it->first.first == nspace ? remote_blobs_.erase(it) : std::next(it);
-    }
+    clients_.deregister_nspace(nspace);  // each client departs; then job_deregistered()
     auto st = store_->write([&](mca::gds::Module &m) { return m.delete_job(nspace); });
     (void)st;
 }
@@ -1096,14 +1044,8 @@ void Server::deregister_nspace(const std::string &nspace) {
 pmix_status_t Server::register_client(const pmix_proc_t &proc, uid_t uid, gid_t gid,
                                       void *server_object) {
     const ProcKey key = key_of(proc);
-    JobRecord &job = jobs_[key.first];
-    job.nspace = key.first;
-    if (job.secret.empty()) job.secret = random_secret();
-    ClientRecord &c = job.clients[key.second];
-    c.proc = proc;
-    c.uid = uid;
-    c.gid = gid;
-    c.server_object = server_object;
+    clients_.register_client(proc, uid, gid, server_object);
+    JobRecord &job = *find_job(key.first);
     if (job.fence_shm && uid != ::geteuid() && ::geteuid() == 0 && !job.fence_shm_given) {
         // A root server hosting a user's job: the job's first client decides
         // who may map the segment; a client of another user cannot, and its
@@ -1119,29 +1061,12 @@ pmix_status_t Server::register_client(const pmix_proc_t &proc, uid_t uid, gid_t 
 }
 
 void Server::deregister_client(const pmix_proc_t &proc) {
-    const ProcKey key = key_of(proc);
-    JobRecord *job = find_job(key.first);
-    if (job == nullptr) return;
-    auto it = job->clients.find(key.second);
-    if (it == job->clients.end()) return;
-    it->second.state = ClientRecord::State::finalized;
-    if (it->second.channel) it->second.channel->close("client deregistered");
-    fail_fences_of(key);  // it will not contribute any more
-    break_shm_fence(key.first, PMIX_ERR_LOST_CONNECTION);
-    auto waiters = std::move(it->second.on_commit);
-    run_cleanup(key);
-    forget_event_client(key);
-    forget_iof_client(key);
-    job->clients.erase(it);
-    connected_.erase(key);
-    for (auto &w : waiters) w();
+    clients_.deregister_client(key_of(proc));  // departs, then the record goes
 }
 
 mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) {
     const ProcKey key = key_of(proc);
-    JobRecord &job = jobs_[key.first];
-    job.nspace = key.first;
-    if (job.secret.empty()) job.secret = random_secret();
+    JobRecord &job = clients_.job(key.first);
     mca::Environment env;
     env["PMIX_NAMESPACE"] = key.first;
     env["PMIX_RANK"] = std::to_string(key.second);

@@ -27,6 +27,7 @@
 #include "event/registry.hpp"
 #include "evcache/evcache_base.hpp"
 #include "gds/gds_base.hpp"
+#include "server/client_table.hpp"
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
 #include "wire/message.hpp"
@@ -36,63 +37,7 @@ struct event;
 
 namespace pmixpp::server {
 
-using ProcKey = std::pair<std::string, pmix_rank_t>;
-ProcKey key_of(const pmix_proc_t &proc);
-pmix_proc_t proc_of(const ProcKey &key);
-// "nspace:rank" ("nspace:*" for the wildcard), for logs and signatures.
-std::string describe(const ProcKey &key);
-// The first entry of `info` with `key`, or nullptr.
-const pmix_info_t *find_info(std::span<const pmix_info_t> info, const char *key);
 class HostInfo;  // upcall_results.hpp
-
-struct ClientRecord {
-    pmix_proc_t proc{};
-    uid_t uid = 0;
-    gid_t gid = 0;
-    void *server_object = nullptr;
-    std::uint32_t pid = 0;  // from the handshake
-    enum class State { registered, connecting, connected, finalized, lost };
-    State state = State::registered;
-    std::shared_ptr<wire::Channel> channel;
-    bool committed = false;
-    // Commit frames handled (compared with the job's fence segment: wire/shm_fence.hpp).
-    std::uint64_t commits_received = 0;
-    std::vector<std::uint8_t> local_blob;   // gds assemble_modex(LOCAL) of its last commit
-    std::vector<std::uint8_t> remote_blob;  // ... (REMOTE)
-    // Run (progress thread) at the next commit or when the client is gone.
-    std::vector<std::function<void()>> on_commit;
-};
-
-// One outstanding reply owed to a client.
-struct PendingReply {
-    std::weak_ptr<wire::Channel> channel;
-    wire::Frame request;  // command + tag (body emptied)
-
-    // Where the answer to `request`, received on `ch`, goes.
-    static PendingReply to(wire::Channel &ch, const wire::Frame &request) {
-        return {ch.weak_from_this(), wire::Frame{request.command, request.tag, request.flags, {}}};
-    }
-};
-
-struct JobRecord {
-    std::string nspace;
-    std::string secret;  // per-job handshake secret (setup_fork)
-    bool registered = false;
-    std::uint32_t job_size = 0;
-    int nlocalprocs = 0;
-    std::map<pmix_rank_t, ClientRecord> clients;
-    // The shared-memory fence of a job that runs entirely on this node
-    // (wire/shm_fence.hpp), and the socket fences the server joined it for.
-    std::shared_ptr<wire::ShmFence> fence_shm;
-    bool fence_shm_given = false;  // chowned to the job's user (root server)
-    struct ShmWaiter {
-        std::uint32_t gen = 0;
-        ProcKey proc;
-        PendingReply reply;
-        std::uint64_t timer = 0;
-    };
-    std::vector<ShmWaiter> shm_waiters;
-};
 
 // The collectives gathered among local clients: fence, and connect /
 // disconnect (connect.cpp), which share the tracker and its completion.
@@ -112,7 +57,7 @@ struct FenceTracker {
     std::uint64_t timer = 0;
 };
 
-class Server {
+class Server : private DepartureListener {
   public:
     static Server &instance();
 
@@ -159,6 +104,10 @@ class Server {
 
   private:
     Server();
+    // The one departure path's notices (ClientTable::depart): every waiter on
+    // the client is released, every registration of it goes.
+    void client_departed(const ProcKey &client, Departure why) override;
+    void job_deregistered(const std::string &nspace) override;
     using Handler = void (Server::*)(wire::Channel &, wire::Frame &);
 
     struct Peer {
@@ -206,7 +155,7 @@ class Server {
                                std::uint32_t uid, std::uint32_t gid, std::uint32_t pid,
                                wire::InfoArray info);
     bool is_tool(const ProcKey &key) const;
-    void finalize_tool(wire::Channel &ch, wire::Frame &frame, const ProcKey &key);
+    // A departed tool: its record (and its nspace's, when empty) goes.
     void drop_tool(const ProcKey &key);
     // Events (events.cpp): route one event to the local clients in its range,
     // cache it, run the server process's handlers and, for an event from a
@@ -236,8 +185,8 @@ class Server {
                 const std::string &reason);
     void finish_handshake(std::weak_ptr<wire::Channel> ch, wire::Frame request, ProcKey key,
                           pmix_status_t status);
-    ClientRecord *find_client(const ProcKey &key);
-    JobRecord *find_job(const std::string &nspace);
+    ClientRecord *find_client(const ProcKey &key) { return clients_.find_client(key); }
+    JobRecord *find_job(const std::string &nspace) { return clients_.find_job(nspace); }
     ClientRecord *client_of(wire::Channel &ch);
 
     // Fence machinery, shared by every Collective. join_collective() adds a
@@ -251,9 +200,10 @@ class Server {
                         const std::vector<std::uint8_t> &host_stream);
     bool all_local(const std::vector<pmix_proc_t> &procs);
     // Completes with PMIX_ERR_LOST_CONNECTION the collectives not yet handed
-    // to the host that expect `lost` (fail_fences_of) or that name a process
-    // of `nspace` (fail_fences_naming): they can no longer complete.
-    void fail_fences_of(const ProcKey &lost);
+    // to the host that expect `gone` (fail_fences_of; with `contributed_too`
+    // false only those it has not contributed to) or that name a process of
+    // `nspace` (fail_fences_naming): they can no longer complete.
+    void fail_fences_of(const ProcKey &gone, bool contributed_too);
     void fail_fences_naming(const std::string &nspace);
     void fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed);
     // Shared-memory fences (wire/shm_fence.hpp): join the job's barrier for
@@ -293,7 +243,7 @@ class Server {
     std::vector<std::pair<int, std::string>> uris_;  // (priority, uri), best first
     std::unordered_map<std::uint16_t, Handler> handlers_;
     std::map<wire::Channel *, std::pair<std::shared_ptr<wire::Channel>, Peer>> channels_;
-    std::map<std::string, JobRecord> jobs_;
+    ClientTable clients_;  // jobs and client records; departures
     std::map<std::uint64_t, FenceTracker> fences_;
     std::uint64_t next_fence_ = 1;
     std::map<ProcKey, std::vector<std::uint8_t>> remote_blobs_;  // from host fences / dmodex

@@ -36,15 +36,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            fprintf(stdout, "departure_host FAILED: ");    \
-            fprintf(stdout, __VA_ARGS__);                  \
-            fprintf(stdout, "\n");                         \
-            fflush(stdout);                                \
-            exit(1);                                       \
-        }                                                  \
+#define CHECK(cond, ...)                                \
+    do {                                                \
+        if (!(cond)) {                                  \
+            fprintf(stdout, "departure_host FAILED: "); \
+            fprintf(stdout, __VA_ARGS__);               \
+            fprintf(stdout, "\n");                      \
+            fflush(stdout);                             \
+            exit(1);                                    \
+        }                                               \
     } while (0)
 
 static double now(void) {
@@ -126,8 +126,8 @@ static int waiter_main(void) {
         want = PMIX_SUCCESS; /* cleanup: the host checks the file */
     }
     const double took = now() - start;
-    CHECK(rc == want, "%s after %s: %s after %.1f s (want %s)", waiter, kind,
-          PMIx_Error_string(rc), took, PMIx_Error_string(want));
+    CHECK(rc == want, "%s after %s: %s after %.1f s (want %s)", waiter, kind, PMIx_Error_string(rc),
+          took, PMIx_Error_string(want));
     CHECK(took < 10, "%s after %s: answered only after %.1f s", waiter, kind, took);
     const int own_job_gone = strcmp(kind, "deregister_nspace") == 0 && strcmp(waiter, "shm") == 0;
     if (!own_job_gone) {
