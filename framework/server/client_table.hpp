@@ -41,14 +41,20 @@ const pmix_info_t *find_info(std::span<const pmix_info_t> info, const char *key)
 enum class Departure : std::uint8_t { finalized, lost, deregistered };
 const char *to_string(Departure why);
 
-// One outstanding reply owed to a client.
+// One outstanding reply owed to a client (send_reply(), requests.hpp).
 struct PendingReply {
     std::weak_ptr<wire::Channel> channel;
     wire::Frame request;  // command + tag (body emptied)
+    // Set: the reply body goes here instead (the services' unit tests).
+    std::function<void(std::span<const std::uint8_t>)> sink;
 
     // Where the answer to `request`, received on `ch`, goes.
     static PendingReply to(wire::Channel &ch, const wire::Frame &request) {
-        return {ch.weak_from_this(), wire::Frame{request.command, request.tag, request.flags, {}}};
+        return {ch.weak_from_this(), wire::Frame{request.command, request.tag, request.flags, {}},
+                nullptr};
+    }
+    static PendingReply to(std::function<void(std::span<const std::uint8_t>)> sink) {
+        return {{}, wire::Frame{}, std::move(sink)};
     }
 };
 

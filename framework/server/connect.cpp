@@ -58,9 +58,8 @@ bool read_request(Frame &frame, CollectiveRequest &req) {
 
 }  // namespace
 
-void Server::handle_connect(Channel &ch, Frame &frame) {
+void Server::handle_connect(Channel &ch, Frame &frame, ClientRecord *client) {
     CollectiveRequest req;
-    ClientRecord *client = client_of(ch);
     if (!read_request(frame, req) || client == nullptr) {
         ch.close("malformed connect request");
         return;
@@ -73,9 +72,8 @@ void Server::handle_connect(Channel &ch, Frame &frame) {
     }
 }
 
-void Server::handle_disconnect(Channel &ch, Frame &frame) {
+void Server::handle_disconnect(Channel &ch, Frame &frame, ClientRecord *client) {
     CollectiveRequest req;
-    ClientRecord *client = client_of(ch);
     if (!read_request(frame, req) || client == nullptr) {
         ch.close("malformed disconnect request");
         return;
@@ -114,7 +112,7 @@ bool Server::may_disconnect(const ProcKey &me, const std::vector<pmix_proc_t> &p
 
 void Server::call_host_connect(FenceTracker &t) {
     const bool connect = t.kind == Collective::connect;
-    auto fn = connect ? host_.connect : host_.disconnect;
+    auto fn = connect ? host_->connect : host_->disconnect;
     const std::uint64_t id = t.id;
     if (fn == nullptr) {
         log()->warn("server: {} spans other servers and the host has no {} upcall", t.signature,

@@ -46,31 +46,28 @@ Server &Server::instance() {
 }
 
 Server::Server() {
+    // Departures reach the services in this order; the server's own part
+    // last (a departed tool's record goes there).
+    clients_.subscribe(&iof_);
+    clients_.subscribe(&cleanup_);
+    clients_.subscribe(&events_);
     clients_.subscribe(this);
-    handlers_[static_cast<std::uint16_t>(Command::handshake)] = &Server::handle_handshake;
-    handlers_[static_cast<std::uint16_t>(Command::finalize)] = &Server::handle_finalize;
-    handlers_[static_cast<std::uint16_t>(Command::abort)] = &Server::handle_abort;
-    handlers_[static_cast<std::uint16_t>(Command::commit)] = &Server::handle_commit;
-    handlers_[static_cast<std::uint16_t>(Command::fence)] = &Server::handle_fence;
-    handlers_[static_cast<std::uint16_t>(Command::get)] = &Server::handle_get;
-    handlers_[static_cast<std::uint16_t>(Command::fence_shm_done)] = &Server::handle_fence_shm_done;
-    handlers_[static_cast<std::uint16_t>(Command::spawn)] = &Server::handle_spawn;
-    handlers_[static_cast<std::uint16_t>(Command::connect)] = &Server::handle_connect;
-    handlers_[static_cast<std::uint16_t>(Command::disconnect)] = &Server::handle_disconnect;
-    handlers_[static_cast<std::uint16_t>(Command::publish)] = &Server::handle_publish;
-    handlers_[static_cast<std::uint16_t>(Command::lookup)] = &Server::handle_lookup;
-    handlers_[static_cast<std::uint16_t>(Command::unpublish)] = &Server::handle_unpublish;
-    handlers_[static_cast<std::uint16_t>(Command::query)] = &Server::handle_query;
-    handlers_[static_cast<std::uint16_t>(Command::job_control)] = &Server::handle_job_control;
-    handlers_[static_cast<std::uint16_t>(Command::log)] = &Server::handle_log;
-    handlers_[static_cast<std::uint16_t>(Command::register_events)] =
-        &Server::handle_register_events;
-    handlers_[static_cast<std::uint16_t>(Command::deregister_events)] =
-        &Server::handle_deregister_events;
-    handlers_[static_cast<std::uint16_t>(Command::notify)] = &Server::handle_notify;
-    handlers_[static_cast<std::uint16_t>(Command::iof_pull)] = &Server::handle_iof_pull;
-    handlers_[static_cast<std::uint16_t>(Command::iof_deregister)] = &Server::handle_iof_deregister;
-    handlers_[static_cast<std::uint16_t>(Command::iof_push)] = &Server::handle_iof_push;
+    // Each service registers its own requests (README.md, "Adding a request type").
+    on(Command::handshake, &Server::handle_handshake);
+    on(Command::finalize, &Server::handle_finalize);
+    on(Command::abort, &Server::handle_abort);
+    on(Command::commit, &Server::handle_commit);
+    on(Command::fence, &Server::handle_fence);
+    on(Command::get, &Server::handle_get);
+    on(Command::fence_shm_done, &Server::handle_fence_shm_done);
+    on(Command::spawn, &Server::handle_spawn);
+    on(Command::connect, &Server::handle_connect);
+    on(Command::disconnect, &Server::handle_disconnect);
+    on(Command::publish, &Server::handle_publish);
+    on(Command::lookup, &Server::handle_lookup);
+    on(Command::unpublish, &Server::handle_unpublish);
+    on(Command::query, &Server::handle_query);
+    on(Command::log, &Server::handle_log);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -79,8 +76,7 @@ Server::Server() {
 mca::Status Server::start(const pmix_server_module_t *module, std::span<const pmix_info_t> info,
                           std::shared_ptr<ptl_base::Transports> transports,
                           std::shared_ptr<gds_base::Datastore> store) {
-    host_ = pmix_server_module_t{};
-    if (module != nullptr) host_ = *module;  // the 4.x layout, 224 bytes (contract rule 3)
+    host_.set(module);
     transports_ = std::move(transports);
     store_ = std::move(store);
 
@@ -166,14 +162,9 @@ void Server::stop() {
     connected_.clear();
     spawned_by_.clear();
     local_support_.clear();
-    cleanups_.clear();
-    event_regs_.clear();
-    host_event_codes_.clear();
-    event_cache_.reset();
-    iof_pulls_.clear();
-    iof_cache_.clear();
-    iof_cached_bytes_.clear();
-    iof_policy_.clear();
+    cleanup_.clear();
+    events_.clear();
+    iof_.clear();
     transports_.reset();
     store_.reset();
 }
@@ -226,13 +217,14 @@ void Server::on_frame(Channel &ch, Frame &&frame) {
         ch.close("request before handshake");
         return;
     }
-    auto handler = handlers_.find(frame.command);
-    if (handler == handlers_.end()) {
+    const RequestHandler *handler = requests_.find(frame.command);
+    if (handler == nullptr) {
         log()->warn("server: dropping {}: unknown command {}", ch.describe_peer(), frame.command);
         ch.close("unknown command");
         return;
     }
-    (this->*(handler->second))(ch, frame);
+    const Peer &peer = it->second.second;
+    (*handler)(ch, frame, peer.authenticated ? find_client(peer.proc) : nullptr);
 }
 
 void Server::on_close(Channel &ch, const std::string &reason) {
@@ -265,12 +257,9 @@ void Server::on_close(Channel &ch, const std::string &reason) {
 // departures (README.md, "Departures")
 
 void Server::client_departed(const ProcKey &key, Departure why) {
-    forget_iof_client(key);
     // A finalized client that contributed to a collective still counts in it.
     fail_fences_of(key, why != Departure::finalized);
     break_shm_fence(key.first, PMIX_ERR_LOST_CONNECTION);
-    run_cleanup(key);
-    forget_event_client(key);
     ClientRecord *c = find_client(key);
     if (why == Departure::deregistered) {
         connected_.erase(key);
@@ -293,28 +282,11 @@ void Server::job_deregistered(const std::string &nspace) {
     break_shm_fence(nspace, PMIX_ERR_LOST_CONNECTION);
     local_support_.erase(nspace);
     spawned_by_.erase(nspace);
-    if (event_cache_) event_cache_->module().forget_job(nspace);
-    std::erase_if(event_regs_, [&](const auto &e) { return e.first.first == nspace; });
-    std::erase_if(iof_pulls_, [&](const auto &e) { return e.first.first == nspace; });
     std::erase_if(remote_blobs_, [&](const auto &e) { return e.first.first == nspace; });
 }
 
 // ---------------------------------------------------------------------------------------------
 // helpers
-
-ClientRecord *Server::client_of(Channel &ch) {
-    auto it = channels_.find(&ch);
-    if (it == channels_.end() || !it->second.second.authenticated) return nullptr;
-    return find_client(it->second.second.proc);
-}
-
-std::vector<std::uint8_t> Server::status_body(pmix_status_t status) {
-    return BodyWriter().i32(status).take();
-}
-
-void Server::send_reply(const PendingReply &reply, std::span<const std::uint8_t> body) {
-    if (auto ch = reply.channel.lock()) ch->reply(reply.request, body);
-}
 
 void Server::refuse(Channel &ch, const Frame &frame, pmix_status_t status,
                     const std::string &reason) {
@@ -338,7 +310,7 @@ std::vector<std::uint8_t> Server::job_blob(const std::string &nspace) {
 // ---------------------------------------------------------------------------------------------
 // handshake, finalize, abort, commit
 
-void Server::handle_handshake(Channel &ch, Frame &frame) {
+void Server::handle_handshake(Channel &ch, Frame &frame, ClientRecord *) {
     BodyReader r(frame.body);
     std::uint32_t protocol = 0, uid = 0, gid = 0, pid = 0;
     std::uint8_t role = 0;
@@ -412,18 +384,18 @@ void Server::handle_handshake(Channel &ch, Frame &frame) {
     auto done = [this, weak, request, key](pmix_status_t status) {
         finish_handshake(weak, request, key, status);
     };
-    if (host_.client_connected2 != nullptr) {
+    if (host_->client_connected2 != nullptr) {
         auto copied = std::make_shared<wire::InfoArray>(std::move(info));
         call_host_op(
             [this, proc, &client, copied](pmix_op_cbfunc_t cb, void *cbdata) {
-                return host_.client_connected2(&proc, client.server_object, copied->data(),
-                                               copied->size(), cb, cbdata);
+                return host_->client_connected2(&proc, client.server_object, copied->data(),
+                                                copied->size(), cb, cbdata);
             },
             [done, copied](pmix_status_t s) { done(s); });
-    } else if (host_.client_connected != nullptr) {
+    } else if (host_->client_connected != nullptr) {
         call_host_op(
             [this, proc, &client](pmix_op_cbfunc_t cb, void *cbdata) {
-                return host_.client_connected(&proc, client.server_object, cb, cbdata);
+                return host_->client_connected(&proc, client.server_object, cb, cbdata);
             },
             done);
     } else {
@@ -458,11 +430,10 @@ void Server::finish_handshake(std::weak_ptr<Channel> weak, Frame request, ProcKe
     log()->info("server: client {} connected from {}", describe(key), ch->describe_peer());
 }
 
-void Server::handle_finalize(Channel &ch, Frame &frame) {
+void Server::handle_finalize(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     wire::InfoArray info;
     r.infos(info);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed finalize request");
         return;
@@ -479,10 +450,10 @@ void Server::handle_finalize(Channel &ch, Frame &frame) {
             c->close_after_flush(tool ? "tool finalized" : "client finalized");
         }
     };
-    if (!tool && host_.client_finalized != nullptr) {
+    if (!tool && host_->client_finalized != nullptr) {
         call_host_op(
             [this, proc, object](pmix_op_cbfunc_t cb, void *cbdata) {
-                return host_.client_finalized(&proc, object, cb, cbdata);
+                return host_->client_finalized(&proc, object, cb, cbdata);
             },
             done);
     } else {
@@ -490,7 +461,7 @@ void Server::handle_finalize(Channel &ch, Frame &frame) {
     }
 }
 
-void Server::handle_abort(Channel &ch, Frame &frame) {
+void Server::handle_abort(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::int32_t status = 0;
     auto msg = std::make_shared<std::string>();
@@ -498,7 +469,6 @@ void Server::handle_abort(Channel &ch, Frame &frame) {
     r.i32(status);
     r.str(*msg);
     r.procs(*procs);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed abort request");
         return;
@@ -506,7 +476,7 @@ void Server::handle_abort(Channel &ch, Frame &frame) {
     const auto reply = PendingReply::to(ch, frame);
     log()->info("server: client {} aborts with status {}: {}", describe(key_of(client->proc)),
                 status, *msg);
-    if (host_.abort == nullptr) {
+    if (host_->abort == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -514,18 +484,18 @@ void Server::handle_abort(Channel &ch, Frame &frame) {
     void *object = client->server_object;
     call_host_op(
         [this, proc, object, status, msg, procs](pmix_op_cbfunc_t cb, void *cbdata) {
-            return host_.abort(&proc, object, status, msg->c_str(),
-                               procs->empty() ? nullptr : procs->data(), procs->size(), cb, cbdata);
+            return host_->abort(&proc, object, status, msg->c_str(),
+                                procs->empty() ? nullptr : procs->data(), procs->size(), cb,
+                                cbdata);
         },
         [reply, msg, procs](pmix_status_t s) { send_reply(reply, status_body(s)); });
 }
 
-void Server::handle_commit(Channel &ch, Frame &frame) {
+void Server::handle_commit(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::vector<std::uint8_t> local, remote;
     r.bytes(local);
     r.bytes(remote);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed commit");
         return;
@@ -565,7 +535,7 @@ bool Server::all_local(const std::vector<pmix_proc_t> &procs) {
     return true;
 }
 
-void Server::handle_fence(Channel &ch, Frame &frame) {
+void Server::handle_fence(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::vector<pmix_proc_t> procs;
     bool collect = false;
@@ -575,7 +545,6 @@ void Server::handle_fence(Channel &ch, Frame &frame) {
     r.boolean(collect);
     r.u32(timeout);
     r.infos(info);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed fence request");
         return;
@@ -677,7 +646,7 @@ void Server::check_fence(std::uint64_t id) {
         call_host_connect(t);
         return;
     }
-    if (host_.fence_nb == nullptr) {
+    if (host_->fence_nb == nullptr) {
         complete_fence(id, PMIX_ERR_NOT_SUPPORTED, {});
         return;
     }
@@ -702,8 +671,8 @@ void Server::check_fence(std::uint64_t id) {
     if (t.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(t.timeout_s));
     call_host_modex(
         [this, args, data, n = stream.size()](pmix_modex_cbfunc_t cb, void *cbdata) {
-            return host_.fence_nb(args->procs.data(), args->procs.size(), args->info_data(),
-                                  args->info_size(), data, n, cb, cbdata);
+            return host_->fence_nb(args->procs.data(), args->procs.size(), args->info_data(),
+                                   args->info_size(), data, n, cb, cbdata);
         },
         [this, id, args](pmix_status_t status, std::vector<std::uint8_t> payload) {
             complete_fence(id, status, payload);
@@ -864,11 +833,10 @@ void Server::break_shm_fence(const std::string &nspace, pmix_status_t status) {
     answer_shm_waiters(*job);
 }
 
-void Server::handle_fence_shm_done(Channel &ch, Frame &frame) {
+void Server::handle_fence_shm_done(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::uint32_t gen = 0;
     r.u32(gen);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed fence_shm_done");
         return;
@@ -932,7 +900,7 @@ void Server::reply_get_local(const PendingReply &reply, const ProcKey &target, b
     });
 }
 
-void Server::handle_get(Channel &ch, Frame &frame) {
+void Server::handle_get(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     pmix_proc_t proc{};
     std::string key;
@@ -944,7 +912,6 @@ void Server::handle_get(Channel &ch, Frame &frame) {
     r.boolean(immediate);
     r.u32(timeout);
     r.infos(info);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed get request");
         return;
@@ -974,7 +941,7 @@ void Server::handle_get(Channel &ch, Frame &frame) {
         send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(jb).bytes(stream).take());
         return;
     }
-    if (host_.direct_modex == nullptr) {
+    if (host_->direct_modex == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
         return;
     }
@@ -984,8 +951,8 @@ void Server::handle_get(Channel &ch, Frame &frame) {
     if (timeout > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(timeout));
     call_host_modex(
         [this, args](pmix_modex_cbfunc_t cb, void *cbdata) {
-            return host_.direct_modex(args->procs.data(), args->info_data(), args->info_size(), cb,
-                                      cbdata);
+            return host_->direct_modex(args->procs.data(), args->info_data(), args->info_size(), cb,
+                                       cbdata);
         },
         [this, reply, target, args, jb](pmix_status_t status, std::vector<std::uint8_t> payload) {
             std::vector<wire::ModexRecord> records;

@@ -118,7 +118,7 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
                "PMIX_SERVER_TOOL_SUPPORT)");
         return;
     }
-    if (host_.tool_connected == nullptr) {
+    if (host_->tool_connected == nullptr) {
         refuse(ch, frame, PMIX_ERR_NOT_SUPPORTED,
                "this server's host provides no tool_connected upcall to approve tools");
         return;
@@ -198,7 +198,7 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
         log()->info("server: tool {} (pid {}) connected from {}", describe(key), pid,
                     c->describe_peer());
     }};
-    host_.tool_connected(args->info_data(), args->info_size(), &tool_shift, shift);
+    host_->tool_connected(args->info_data(), args->info_size(), &tool_shift, shift);
 }
 
 void Server::drop_tool(const ProcKey &key) {
