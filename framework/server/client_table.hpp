@@ -74,8 +74,6 @@ struct ClientRecord {
     std::uint64_t commits_received = 0;
     std::vector<std::uint8_t> local_blob;   // gds assemble_modex(LOCAL) of its last commit
     std::vector<std::uint8_t> remote_blob;  // ... (REMOTE)
-    // Run (progress thread) at the next commit or when the client departs.
-    std::vector<std::function<void()>> on_commit;
 
     // Connected or on its way: not departed.
     bool running() const { return state == State::connected || state == State::connecting; }

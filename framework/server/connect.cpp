@@ -178,7 +178,7 @@ void Server::finish_connect(const FenceTracker &t, pmix_status_t status) {
             if (named && c.committed) wire::append_record(stream, c.proc, c.local_blob);
         }
     }
-    for (const auto &[k, blob] : remote_blobs_) {
+    for (const auto &[k, blob] : modex_.remote_blobs()) {
         if (nspaces.count(k.first) != 0 && find_client(k) == nullptr) {
             wire::append_record(stream, proc_of(k), blob);
         }

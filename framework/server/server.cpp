@@ -51,14 +51,13 @@ Server::Server() {
     clients_.subscribe(&iof_);
     clients_.subscribe(&cleanup_);
     clients_.subscribe(&events_);
+    clients_.subscribe(&modex_);
     clients_.subscribe(this);
     // Each service registers its own requests (README.md, "Adding a request type").
     on(Command::handshake, &Server::handle_handshake);
     on(Command::finalize, &Server::handle_finalize);
     on(Command::abort, &Server::handle_abort);
-    on(Command::commit, &Server::handle_commit);
     on(Command::fence, &Server::handle_fence);
-    on(Command::get, &Server::handle_get);
     on(Command::fence_shm_done, &Server::handle_fence_shm_done);
     on(Command::spawn, &Server::handle_spawn);
     on(Command::connect, &Server::handle_connect);
@@ -79,6 +78,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
     host_.set(module);
     transports_ = std::move(transports);
     store_ = std::move(store);
+    modex_.set_store(store_);
 
     self_ = pmix_proc_t{};
     std::string ns = fmt::format("pmixpp-server-{}", getpid());
@@ -154,11 +154,7 @@ void Server::stop() {
     }
     fences_.clear();
     clients_.clear();
-    remote_blobs_.clear();
-    for (auto &[nspace, waiting] : deferred_dmodex_) {
-        for (const auto &d : waiting) d.cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, d.cbdata);
-    }
-    deferred_dmodex_.clear();
+    modex_.clear();
     connected_.clear();
     spawned_by_.clear();
     local_support_.clear();
@@ -265,13 +261,6 @@ void Server::client_departed(const ProcKey &key, Departure why) {
         connected_.erase(key);
         if (c != nullptr && c->channel) c->channel->close("client deregistered");
     }
-    if (c != nullptr) {
-        // Get / dmodex requests waiting for its commit: answered now (NOT_FOUND
-        // unless it committed before).
-        auto waiters = std::move(c->on_commit);
-        c->on_commit.clear();
-        for (auto &w : waiters) w();
-    }
     if (is_tool(key)) drop_tool(key);  // last: its record goes
 }
 
@@ -282,7 +271,6 @@ void Server::job_deregistered(const std::string &nspace) {
     break_shm_fence(nspace, PMIX_ERR_LOST_CONNECTION);
     local_support_.erase(nspace);
     spawned_by_.erase(nspace);
-    std::erase_if(remote_blobs_, [&](const auto &e) { return e.first.first == nspace; });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -491,33 +479,6 @@ void Server::handle_abort(Channel &ch, Frame &frame, ClientRecord *client) {
         [reply, msg, procs](pmix_status_t s) { send_reply(reply, status_body(s)); });
 }
 
-void Server::handle_commit(Channel &ch, Frame &frame, ClientRecord *client) {
-    BodyReader r(frame.body);
-    std::vector<std::uint8_t> local, remote;
-    r.bytes(local);
-    r.bytes(remote);
-    if (!r.finished() || client == nullptr) {
-        ch.close("malformed commit");
-        return;
-    }
-    pmix_proc_t proc = client->proc;
-    auto st =
-        store_->write([&](mca::gds::Module &m) { return m.store_modex(proc, as_bytes(local)); });
-    if (!st.ok()) {
-        log()->warn("server: client {} committed a blob the datastore refuses: {}",
-                    describe(key_of(proc)), st.message());
-        ch.close("commit blob refused by the datastore");
-        return;
-    }
-    client->local_blob = std::move(local);
-    client->remote_blob = std::move(remote);
-    client->committed = true;
-    ++client->commits_received;
-    auto waiters = std::move(client->on_commit);
-    client->on_commit.clear();
-    for (auto &w : waiters) w();
-}
-
 // ---------------------------------------------------------------------------------------------
 // fence
 
@@ -695,13 +656,7 @@ void Server::complete_fence(std::uint64_t id, pmix_status_t status,
     if (status == PMIX_SUCCESS) {
         // Remote data fetched before this fence may have changed since (a Put and
         // Commit before it): later Gets of those procs must ask the host again.
-        for (const auto &p : t.procs) {
-            const ProcKey pk = key_of(p);
-            std::erase_if(remote_blobs_, [&](const auto &entry) {
-                return entry.first.first == pk.first &&
-                       (pk.second == PMIX_RANK_WILDCARD || entry.first.second == pk.second);
-            });
-        }
+        for (const auto &p : t.procs) modex_.forget_remote(key_of(p));
         if (t.collect) {
             for (const auto &k : t.expected_local) {
                 ClientRecord *c = find_client(k);
@@ -722,7 +677,7 @@ void Server::complete_fence(std::uint64_t id, pmix_status_t status,
                 [&](mca::gds::Module &m) { return m.store_modex(rec.proc, as_bytes(rec.blob)); });
             if (!st.ok()) log()->warn("server: fence data of {}: {}", describe(k), st.message());
             wire::append_record(stream, rec.proc, rec.blob);
-            remote_blobs_[k] = std::move(rec.blob);
+            modex_.keep_remote(k, std::move(rec.blob));
         }
     }
     if (status != PMIX_SUCCESS) stream.clear();
@@ -844,136 +799,6 @@ void Server::handle_fence_shm_done(Channel &ch, Frame &frame, ClientRecord *clie
     if (JobRecord *job = find_job(client->proc.nspace)) answer_shm_waiters(*job);
 }
 
-bool Server::commit_in_flight(const ClientRecord &c) {
-    JobRecord *job = find_job(c.proc.nspace);
-    return job != nullptr && job->fence_shm &&
-           job->fence_shm->commits(c.proc.rank) > c.commits_received;
-}
-
-// ---------------------------------------------------------------------------------------------
-// get (direct modex)
-
-void Server::reply_get_local(const PendingReply &reply, const ProcKey &target, bool wait,
-                             std::uint32_t timeout_s) {
-    ClientRecord *c = find_client(target);
-    if (c == nullptr) {
-        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
-        return;
-    }
-    if ((c->state == ClientRecord::State::connected ||
-         c->state == ClientRecord::State::connecting) &&
-        commit_in_flight(*c)) {
-        // It committed before a shared-memory fence that the requester has
-        // passed: answer with that commit, not an older one.
-        c->on_commit.push_back([this, reply, target, wait, timeout_s] {
-            reply_get_local(reply, target, wait, timeout_s);
-        });
-        return;
-    }
-    if (c->committed) {
-        std::vector<std::uint8_t> stream;
-        wire::append_record(stream, c->proc, c->local_blob);
-        send_reply(
-            reply,
-            BodyWriter().i32(PMIX_SUCCESS).bytes(std::vector<std::uint8_t>{}).bytes(stream).take());
-        return;
-    }
-    if (!wait || c->state == ClientRecord::State::lost ||
-        c->state == ClientRecord::State::finalized) {
-        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
-        return;
-    }
-    auto done = std::make_shared<bool>(false);
-    std::uint64_t timer = 0;
-    if (timeout_s > 0) {
-        timer = ProgressEngine::instance().after(std::chrono::seconds(timeout_s), [reply, done] {
-            if (*done) return;
-            *done = true;
-            send_reply(reply, status_body(PMIX_ERR_TIMEOUT));
-        });
-    }
-    c->on_commit.push_back([this, reply, target, done, timer] {
-        if (*done) return;
-        *done = true;
-        if (timer != 0) ProgressEngine::instance().cancel(timer);
-        reply_get_local(reply, target, false, 0);
-    });
-}
-
-void Server::handle_get(Channel &ch, Frame &frame, ClientRecord *client) {
-    BodyReader r(frame.body);
-    pmix_proc_t proc{};
-    std::string key;
-    bool immediate = false;
-    std::uint32_t timeout = 0;
-    wire::InfoArray info;
-    r.proc(proc);
-    r.str(key);
-    r.boolean(immediate);
-    r.u32(timeout);
-    r.infos(info);
-    if (!r.finished() || client == nullptr) {
-        ch.close("malformed get request");
-        return;
-    }
-    const auto reply = PendingReply::to(ch, frame);
-    const ProcKey target = key_of(proc);
-    const ProcKey me = key_of(client->proc);
-    const std::vector<std::uint8_t> none;
-
-    if (target.second == PMIX_RANK_WILDCARD || target.second == PMIX_RANK_UNDEF) {
-        auto blob = target.first == me.first ? std::vector<std::uint8_t>{} : job_blob(target.first);
-        if (blob.empty()) {
-            send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
-        } else {
-            send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(blob).bytes(none).take());
-        }
-        return;
-    }
-    if (find_client(target) != nullptr) {
-        reply_get_local(reply, target, !immediate, timeout);
-        return;
-    }
-    const auto jb = target.first == me.first ? std::vector<std::uint8_t>{} : job_blob(target.first);
-    if (auto it = remote_blobs_.find(target); it != remote_blobs_.end()) {
-        std::vector<std::uint8_t> stream;
-        wire::append_record(stream, proc, it->second);
-        send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(jb).bytes(stream).take());
-        return;
-    }
-    if (host_->direct_modex == nullptr) {
-        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
-        return;
-    }
-    auto args = std::make_shared<HostArgs>();
-    args->procs.push_back(proc);
-    if (!key.empty()) args->add_string(PMIX_REQUIRED_KEY, key);
-    if (timeout > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(timeout));
-    call_host_modex(
-        [this, args](pmix_modex_cbfunc_t cb, void *cbdata) {
-            return host_->direct_modex(args->procs.data(), args->info_data(), args->info_size(), cb,
-                                       cbdata);
-        },
-        [this, reply, target, args, jb](pmix_status_t status, std::vector<std::uint8_t> payload) {
-            std::vector<wire::ModexRecord> records;
-            if (status == PMIX_SUCCESS && !wire::parse_records(payload, records)) {
-                log()->error("server: the host's direct-modex data for {} is malformed",
-                             describe(target));
-                status = PMIX_ERR_UNPACK_FAILURE;
-            }
-            if (status != PMIX_SUCCESS) {
-                send_reply(reply, status_body(status));
-                return;
-            }
-            std::vector<std::uint8_t> stream;
-            for (auto &rec : records) {
-                wire::append_record(stream, rec.proc, rec.blob);
-                remote_blobs_[key_of(rec.proc)] = std::move(rec.blob);
-            }
-            send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(jb).bytes(stream).take());
-        });
-}
-
 // ---------------------------------------------------------------------------------------------
 // host calls
 
@@ -994,11 +819,7 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
         static_cast<std::uint32_t>(nlocalprocs) == job.job_size && wire::ShmFence::enabled()) {
         offer_shm_fence(job);
     }
-    if (auto it = deferred_dmodex_.find(nspace); it != deferred_dmodex_.end()) {
-        auto waiting = std::move(it->second);
-        deferred_dmodex_.erase(it);
-        for (const auto &d : waiting) dmodex_request(d.proc, d.cbfunc, d.cbdata);
-    }
+    modex_.job_registered(nspace);
     return PMIX_SUCCESS;
 }
 
@@ -1063,35 +884,6 @@ mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) 
         if (!st.ok()) return st;
     }
     return env;
-}
-
-void Server::dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc,
-                            void *cbdata) {
-    const ProcKey key = key_of(proc);
-    auto respond = [this, key, cbfunc, cbdata] {
-        ClientRecord *c = find_client(key);
-        if (c == nullptr || !c->committed) {
-            cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, cbdata);
-            return;
-        }
-        std::vector<std::uint8_t> stream;
-        wire::append_record(stream, c->proc, c->remote_blob);
-        // Ours: the host copies what it keeps before returning.
-        cbfunc(PMIX_SUCCESS, reinterpret_cast<char *>(stream.data()), stream.size(), cbdata);
-    };
-    ClientRecord *c = find_client(key);
-    if (const JobRecord *job = find_job(key.first);
-        c == nullptr && (job == nullptr || !job->registered)) {
-        // Another node asks before our host registered this job here.
-        deferred_dmodex_[key.first].push_back({proc, cbfunc, cbdata});
-        return;
-    }
-    if (c == nullptr || c->committed || c->state == ClientRecord::State::lost ||
-        c->state == ClientRecord::State::finalized) {
-        respond();
-        return;
-    }
-    c->on_commit.push_back(respond);
 }
 
 }  // namespace pmixpp::server

@@ -31,6 +31,7 @@
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
 #include "server/iof_router.hpp"
+#include "server/modex.hpp"
 #include "server/requests.hpp"
 #include "server/upcalls.hpp"
 #include "ptl/ptl_base.hpp"
@@ -82,7 +83,9 @@ class Server : private DepartureListener {
     void deregister_client(const pmix_proc_t &proc);
     // The variables a child needs (PMIx_server_setup_fork).
     mca::Result<mca::Environment> fork_environment(const pmix_proc_t &proc);
-    void dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc, void *cbdata);
+    void dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc, void *cbdata) {
+        modex_.dmodex_request(proc, cbfunc, cbdata);
+    }
     // PMIx_server_setup_application / _setup_local_support (setup.cpp).
     mca::Result<wire::InfoArray> setup_application(const std::string &nspace,
                                                    std::span<const pmix_info_t> info);
@@ -142,9 +145,7 @@ class Server : private DepartureListener {
     void handle_handshake(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_finalize(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_abort(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    void handle_commit(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_fence(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    void handle_get(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_spawn(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // spawn.cpp
     void handle_connect(wire::Channel &ch, wire::Frame &frame,
                         ClientRecord *client);  // connect.cpp
@@ -205,8 +206,6 @@ class Server : private DepartureListener {
     void answer_shm_waiters(JobRecord &job);
     void break_shm_fence(const std::string &nspace, pmix_status_t status);
     void handle_fence_shm_done(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    // Whether a commit of `c` counted in its job's segment has not arrived yet.
-    bool commit_in_flight(const ClientRecord &c);
     // Connect / disconnect (connect.cpp): the host's upcall, and the answer
     // to the local participants once the collective completed.
     void call_host_connect(FenceTracker &t);
@@ -215,9 +214,7 @@ class Server : private DepartureListener {
     // Local support environment of a job's children (setup.cpp).
     void apply_local_support(const std::string &nspace, mca::Environment &env) const;
 
-    // Direct modex.
-    void reply_get_local(const PendingReply &reply, const ProcKey &target, bool wait,
-                         std::uint32_t timeout_s);
+    // The job-level blob of a registered nspace (empty: none).
     std::vector<std::uint8_t> job_blob(const std::string &nspace);
 
     bool active_ = false;
@@ -232,15 +229,6 @@ class Server : private DepartureListener {
     ClientTable clients_;  // jobs and client records; departures
     std::map<std::uint64_t, FenceTracker> fences_;
     std::uint64_t next_fence_ = 1;
-    std::map<ProcKey, std::vector<std::uint8_t>> remote_blobs_;  // from host fences / dmodex
-    // PMIx_server_dmodex_request for a job our host has not registered yet, by
-    // nspace: answered when it does (register_nspace), or NOT_FOUND at stop().
-    struct DeferredDmodex {
-        pmix_proc_t proc;
-        pmix_dmodex_response_fn_t cbfunc;
-        void *cbdata;
-    };
-    std::map<std::string, std::vector<DeferredDmodex>> deferred_dmodex_;
     // Connect state (connect.cpp, spawn.cpp): the nspaces each local client is
     // connected to (by PMIx_Connect or as the parent of a spawned job), and
     // the parent nspace of each job spawned through this server.
@@ -258,6 +246,8 @@ class Server : private DepartureListener {
     Cleanup cleanup_{host_, requests_};          // job_control, cleanup directives
     IofRouter iof_{clients_, host_, requests_};  // iof_pull/_deregister/_push, IOF_deliver
     EventRouter events_{clients_, host_, requests_, self_};  // (de)register_events, notify
+    Modex modex_{clients_, host_, requests_,                 // commit, get, dmodex
+                 [this](const std::string &nspace) { return job_blob(nspace); }};
 };
 
 }  // namespace pmixpp::server
