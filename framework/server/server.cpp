@@ -230,7 +230,8 @@ void Server::on_close(Channel &ch, const std::string &reason) {
     Peer peer = it->second.second;
     channels_.erase(it);
     if (!peer.authenticated) {
-        if (reason == "peer closed the connection" || reason.rfind("handshake refused", 0) == 0) {
+        if (ch.close_cause() == wire::CloseCause::peer_closed ||
+            ch.close_cause() == wire::CloseCause::refused) {
             log()->info("server: connection from {} closed before handshake: {}",
                         ch.describe_peer(), reason);
         } else {
@@ -281,7 +282,7 @@ void Server::refuse(Channel &ch, const Frame &frame, pmix_status_t status,
     log()->warn("server: refused connection from {}: {} ({})", ch.describe_peer(), reason,
                 PMIx_Error_string(status));
     ch.reply(frame, BodyWriter().i32(status).str(reason).take());
-    ch.close_after_flush("handshake refused: " + reason);
+    ch.close_after_flush("handshake refused: " + reason, wire::CloseCause::refused);
 }
 
 std::vector<std::uint8_t> Server::job_blob(const std::string &nspace) {
