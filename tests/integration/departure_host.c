@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host_common.h"
+
 #define CHECK(cond, ...)                                \
     do {                                                \
         if (!(cond)) {                                  \
@@ -46,12 +48,6 @@
             exit(1);                                    \
         }                                               \
     } while (0)
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static const char *kind, *waiter;
 
@@ -104,7 +100,7 @@ static int waiter_main(void) {
     PMIX_LOAD_PROCID(&d, d_nspace(), d_rank());
     pmix_status_t want = PMIX_ERR_LOST_CONNECTION, rc = PMIX_SUCCESS;
     signal_fd("DEPARTURE_READY_FD");
-    const double start = now();
+    const double start = host_now();
     if (strcmp(waiter, "get") == 0) {
         pmix_value_t *val = NULL;
         want = PMIX_ERR_NOT_FOUND;
@@ -125,7 +121,7 @@ static int waiter_main(void) {
     } else {
         want = PMIX_SUCCESS; /* cleanup: the host checks the file */
     }
-    const double took = now() - start;
+    const double took = host_now() - start;
     CHECK(rc == want, "%s after %s: %s after %.1f s (want %s)", waiter, kind, PMIx_Error_string(rc),
           took, PMIx_Error_string(want));
     CHECK(took < 10, "%s after %s: answered only after %.1f s", waiter, kind, took);
@@ -143,19 +139,8 @@ static int waiter_main(void) {
 
 /* -------------------------------------------------------------------- host */
 static void register_job(const char *nspace, int size) {
-    pmix_info_t info;
-    uint32_t n = (uint32_t)size;
-    PMIX_INFO_LOAD(&info, PMIX_JOB_SIZE, &n, PMIX_UINT32);
-    for (int r = 0; r < size; ++r) {
-        pmix_proc_t p;
-        PMIX_LOAD_PROCID(&p, nspace, (pmix_rank_t)r);
-        pmix_status_t rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
-        CHECK(rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED, "register client %s", nspace);
-    }
-    pmix_nspace_t ns;
-    PMIX_LOAD_NSPACE(ns, nspace);
-    pmix_status_t rc = PMIx_server_register_nspace(ns, size, &info, 1, NULL, NULL);
-    CHECK(rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED, "register nspace %s", nspace);
+    pmix_status_t rc = host_register_job(nspace, size);
+    CHECK(rc == PMIX_SUCCESS, "register job %s: %s", nspace, PMIx_Error_string(rc));
 }
 
 static pid_t start_client(const char *self, const char *nspace, pmix_rank_t rank, const char *role,
@@ -249,8 +234,8 @@ int main(int argc, char **argv) {
 
     if (strcmp(waiter, "cleanup") == 0) {
         struct stat st;
-        const double start = now();
-        while (stat(file, &st) == 0 && now() - start < 10) usleep(10000);
+        const double start = host_now();
+        while (stat(file, &st) == 0 && host_now() - start < 10) usleep(10000);
         const int left = stat(file, &st) == 0;
         if (left) unlink(file);
         CHECK(!left, "the cleanup file is still there 10 s after the departure (%s)", kind);
