@@ -58,9 +58,8 @@ bool read_request(Frame &frame, CollectiveRequest &req) {
 
 }  // namespace
 
-void Server::handle_connect(Channel &ch, Frame &frame) {
+void Server::handle_connect(Channel &ch, Frame &frame, ClientRecord *client) {
     CollectiveRequest req;
-    ClientRecord *client = client_of(ch);
     if (!read_request(frame, req) || client == nullptr) {
         ch.close("malformed connect request");
         return;
@@ -73,9 +72,8 @@ void Server::handle_connect(Channel &ch, Frame &frame) {
     }
 }
 
-void Server::handle_disconnect(Channel &ch, Frame &frame) {
+void Server::handle_disconnect(Channel &ch, Frame &frame, ClientRecord *client) {
     CollectiveRequest req;
-    ClientRecord *client = client_of(ch);
     if (!read_request(frame, req) || client == nullptr) {
         ch.close("malformed disconnect request");
         return;
@@ -114,7 +112,7 @@ bool Server::may_disconnect(const ProcKey &me, const std::vector<pmix_proc_t> &p
 
 void Server::call_host_connect(FenceTracker &t) {
     const bool connect = t.kind == Collective::connect;
-    auto fn = connect ? host_.connect : host_.disconnect;
+    auto fn = connect ? host_->connect : host_->disconnect;
     const std::uint64_t id = t.id;
     if (fn == nullptr) {
         log()->warn("server: {} spans other servers and the host has no {} upcall", t.signature,
@@ -170,7 +168,7 @@ void Server::finish_connect(const FenceTracker &t, pmix_status_t status) {
     // Every participant's committed data we hold: local clients' LOCAL blobs
     // and whatever a host fence or direct modex gave us for remote ones.
     std::vector<std::uint8_t> stream;
-    for (const auto &[ns, job] : jobs_) {
+    for (const auto &[ns, job] : clients_.jobs()) {
         if (nspaces.count(ns) == 0) continue;
         for (const auto &[rank, c] : job.clients) {
             const bool named = std::any_of(t.procs.begin(), t.procs.end(), [&](const auto &p) {
@@ -180,7 +178,7 @@ void Server::finish_connect(const FenceTracker &t, pmix_status_t status) {
             if (named && c.committed) wire::append_record(stream, c.proc, c.local_blob);
         }
     }
-    for (const auto &[k, blob] : remote_blobs_) {
+    for (const auto &[k, blob] : modex_.remote_blobs()) {
         if (nspaces.count(k.first) != 0 && find_client(k) == nullptr) {
             wire::append_record(stream, proc_of(k), blob);
         }

@@ -11,7 +11,7 @@
 
 #include "event/process_events.hpp"
 #include "mca/logging.hpp"
-#include "server/server.hpp"
+#include "server/event_router.hpp"
 #include "server/upcalls.hpp"
 #include "wire/protocol.hpp"
 
@@ -92,14 +92,45 @@ bool live(const ClientRecord &c) {
 
 }  // namespace
 
-void Server::set_event_cache(std::unique_ptr<evcache_base::EventCache> cache) {
-    event_cache_ = std::move(cache);
+EventRouter::EventRouter(ClientTable &clients, const HostUpcalls &host, RequestTable &requests,
+                         const pmix_proc_t &self)
+    : clients_(clients), host_(host), self_(self) {
+    requests.add(wire::Command::register_events,
+                 [this](Channel &ch, Frame &frame, ClientRecord *client) {
+                     handle_register(ch, frame, client);
+                 });
+    requests.add(wire::Command::deregister_events,
+                 [this](Channel &ch, Frame &frame, ClientRecord *client) {
+                     handle_deregister(ch, frame, client);
+                 });
+    requests.add(wire::Command::notify, [this](Channel &ch, Frame &frame, ClientRecord *client) {
+        handle_notify(ch, frame, client);
+    });
+}
+
+void EventRouter::set_cache(std::unique_ptr<evcache_base::EventCache> cache) {
+    cache_ = std::move(cache);
+}
+
+void EventRouter::clear() {
+    regs_.clear();
+    host_codes_.clear();
+    cache_.reset();
+}
+
+void EventRouter::client_departed(const ProcKey &client, Departure) {
+    forget_client(client);
+}
+
+void EventRouter::job_deregistered(const std::string &nspace) {
+    if (cache_) cache_->module().forget_job(nspace);
+    std::erase_if(regs_, [&](const auto &e) { return e.first.first == nspace; });
 }
 
 // ---------------------------------------------------------------------------------------------
 // requests from clients
 
-void Server::handle_register_events(Channel &ch, Frame &frame) {
+void EventRouter::handle_register(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::uint64_t id = 0;
     std::uint32_t n = 0;
@@ -113,7 +144,6 @@ void Server::handle_register_events(Channel &ch, Frame &frame) {
     }
     wire::InfoArray info;
     r.infos(info);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr || codes.size() != n) {
         ch.close("malformed register_events request");
         return;
@@ -126,26 +156,26 @@ void Server::handle_register_events(Channel &ch, Frame &frame) {
     }
     const ProcKey key = key_of(client->proc);
     const bool environment = spec.value().environment_events;
-    event_regs_[key][id] = std::move(spec).value();
+    regs_[key][id] = std::move(spec).value();
     // Ack, then the matching cached events (seed 000, "PMIx Server Registrations").
     auto finish = [this, reply, key, id](pmix_status_t) {
         send_reply(reply, status_body(PMIX_SUCCESS));
-        replay_events(key, id);
+        replay(key, id);
     };
     const std::vector<pmix_status_t> sorted = sorted_codes(codes);
-    if (!environment || host_.register_events == nullptr || host_event_codes_.count(sorted) != 0) {
+    if (!environment || host_->register_events == nullptr || host_codes_.count(sorted) != 0) {
         finish(PMIX_SUCCESS);
         return;
     }
     // Environment events reach the library only when the host was asked for them.
-    host_event_codes_.insert(sorted);
+    host_codes_.insert(sorted);
     auto args = std::make_shared<std::pair<std::vector<pmix_status_t>, wire::InfoArray>>(
         std::move(codes), std::move(info));
     call_host_op(
         [this, args](pmix_op_cbfunc_t cb, void *cbdata) {
-            return host_.register_events(args->first.empty() ? nullptr : args->first.data(),
-                                         args->first.size(), args->second.data(),
-                                         args->second.size(), cb, cbdata);
+            return host_->register_events(args->first.empty() ? nullptr : args->first.data(),
+                                          args->first.size(), args->second.data(),
+                                          args->second.size(), cb, cbdata);
         },
         [finish, args](pmix_status_t s) {
             if (s != PMIX_SUCCESS && s != PMIX_ERR_NOT_SUPPORTED) {
@@ -155,18 +185,17 @@ void Server::handle_register_events(Channel &ch, Frame &frame) {
         });
 }
 
-void Server::handle_deregister_events(Channel &ch, Frame &frame) {
+void EventRouter::handle_deregister(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::uint64_t id = 0;
     r.u64(id);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed deregister_events request");
         return;
     }
     const auto reply = PendingReply::to(ch, frame);
-    auto it = event_regs_.find(key_of(client->proc));
-    if (it == event_regs_.end() || it->second.count(id) == 0) {
+    auto it = regs_.find(key_of(client->proc));
+    if (it == regs_.end() || it->second.count(id) == 0) {
         send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
         return;
     }
@@ -178,9 +207,9 @@ void Server::handle_deregister_events(Channel &ch, Frame &frame) {
     if (environment) release_host_events(sorted);
 }
 
-void Server::release_host_events(const std::vector<pmix_status_t> &sorted) {
-    if (host_event_codes_.count(sorted) == 0) return;
-    for (const auto &[client, regs] : event_regs_) {
+void EventRouter::release_host_events(const std::vector<pmix_status_t> &sorted) {
+    if (host_codes_.count(sorted) == 0) return;
+    for (const auto &[client, regs] : regs_) {
         for (const auto &[id, spec] : regs) {
             if (spec.environment_events && spec.codes.size() == sorted.size() &&
                 sorted_codes(spec.codes) == sorted) {
@@ -188,13 +217,13 @@ void Server::release_host_events(const std::vector<pmix_status_t> &sorted) {
             }
         }
     }
-    host_event_codes_.erase(sorted);
-    if (host_.deregister_events == nullptr) return;
+    host_codes_.erase(sorted);
+    if (host_->deregister_events == nullptr) return;
     auto codes = std::make_shared<std::vector<pmix_status_t>>(sorted);
     call_host_op(
         [this, codes](pmix_op_cbfunc_t cb, void *cbdata) {
-            return host_.deregister_events(codes->empty() ? nullptr : codes->data(), codes->size(),
-                                           cb, cbdata);
+            return host_->deregister_events(codes->empty() ? nullptr : codes->data(), codes->size(),
+                                            cb, cbdata);
         },
         [codes](pmix_status_t s) {
             if (s != PMIX_SUCCESS && s != PMIX_ERR_NOT_SUPPORTED) {
@@ -204,10 +233,9 @@ void Server::release_host_events(const std::vector<pmix_status_t> &sorted) {
         });
 }
 
-void Server::handle_notify(Channel &ch, Frame &frame) {
+void EventRouter::handle_notify(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     auto ev = Event::read(r);
-    ClientRecord *client = client_of(ch);
     if (!ev || !r.finished() || client == nullptr) {
         ch.close("malformed notify request");
         return;
@@ -215,30 +243,30 @@ void Server::handle_notify(Channel &ch, Frame &frame) {
     const auto reply = PendingReply::to(ch, frame);
     // Route first: the receivers' frames leave before the notifier is woken
     // by its answer (it competes with them for the CPU).
-    route_event(std::make_shared<const Event>(std::move(*ev)), false);
+    route(std::make_shared<const Event>(std::move(*ev)), false);
     send_reply(reply, status_body(PMIX_SUCCESS));
 }
 
 // ---------------------------------------------------------------------------------------------
 // routing
 
-void Server::notify_from_host(std::shared_ptr<const Event> ev) {
-    route_event(std::move(ev), true);
+void EventRouter::notify_from_host(std::shared_ptr<const Event> ev) {
+    route(std::move(ev), true);
 }
 
-void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
+void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host) {
     const auto payload = ev->encode();
     const auto message = event_message(false, 0, payload);
     const std::string job = job_of(*ev);
     std::vector<pmix_proc_t> awaiting;
-    for (auto &[nspace, rec] : jobs_) {
+    for (auto &[nspace, rec] : clients_.jobs()) {
         for (auto &[rank, c] : rec.clients) {
             if (!live(c) || !in_range(*ev, c.proc)) continue;
             bool sent = false;
             if (c.state == ClientRecord::State::connected && c.channel) {
-                auto regs = event_regs_.find(key_of(c.proc));
+                auto regs = regs_.find(key_of(c.proc));
                 const bool wanted =
-                    regs != event_regs_.end() &&
+                    regs != regs_.end() &&
                     std::any_of(regs->second.begin(), regs->second.end(), [&](const auto &reg) {
                         return events::matches(reg.second, *ev, c.proc);
                     });
@@ -248,7 +276,7 @@ void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
             if (!sent && nspace == job) awaiting.push_back(c.proc);
         }
     }
-    if (event_cache_ && !ev->do_not_cache) {
+    if (cache_ && !ev->do_not_cache) {
         mca::evcache::CachedEvent ce;
         ce.code = ev->status;
         ce.source = ev->source;
@@ -257,7 +285,7 @@ void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
         ce.awaiting = std::move(awaiting);
         ce.message.resize(payload.size());
         std::memcpy(ce.message.data(), payload.data(), payload.size());
-        auto cached = event_cache_->module().cache(std::move(ce));
+        auto cached = cache_->module().cache(std::move(ce));
         if (!cached) log()->debug("server: event not cached: {}", cached.status().message());
     }
 
@@ -269,7 +297,7 @@ void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
                             (ev->range == PMIX_RANGE_CUSTOM && in_range(*ev, self_));
     if (for_server) events::ProcessEvents::instance().deliver(ev);
 
-    if (from_host || host_.notify_event == nullptr) return;  // never echoed to the host
+    if (from_host || host_->notify_event == nullptr) return;  // never echoed to the host
     bool leaves_node = false;
     switch (ev->range) {
         case PMIX_RANGE_SESSION:
@@ -281,7 +309,7 @@ void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
             leaves_node = std::any_of(ev->custom_range.begin(), ev->custom_range.end(),
                                       [&](const pmix_proc_t &p) {
                                           if (events::proc_matches(p, self_)) return false;
-                                          const JobRecord *j = find_job(key_of(p).first);
+                                          const JobRecord *j = clients_.find_job(key_of(p).first);
                                           if (j == nullptr) return true;
                                           if (p.rank == PMIX_RANK_WILDCARD)
                                               return j->job_size > j->clients.size();
@@ -289,7 +317,7 @@ void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
                                       });
             break;
         case PMIX_RANGE_NAMESPACE: {
-            const JobRecord *j = find_job(key_of(ev->source).first);
+            const JobRecord *j = clients_.find_job(key_of(ev->source).first);
             leaves_node = j != nullptr && j->job_size > j->clients.size();
             break;
         }
@@ -300,7 +328,7 @@ void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
     call_host_op(
         [this, ev](pmix_op_cbfunc_t cb, void *cbdata) {
             const auto info = ev->info_span();
-            return host_.notify_event(
+            return host_->notify_event(
                 ev->status, &ev->source, ev->range,
                 info.empty() ? nullptr : const_cast<pmix_info_t *>(info.data()), info.size(), cb,
                 cbdata);
@@ -316,17 +344,17 @@ void Server::route_event(std::shared_ptr<const Event> ev, bool from_host) {
 // ---------------------------------------------------------------------------------------------
 // the cache
 
-void Server::replay_events(const ProcKey &client, std::uint64_t id) {
-    if (!event_cache_) return;
-    ClientRecord *c = find_client(client);
+void EventRouter::replay(const ProcKey &client, std::uint64_t id) {
+    if (!cache_) return;
+    ClientRecord *c = clients_.find_client(client);
     if (c == nullptr || !c->channel) return;
-    auto regs = event_regs_.find(client);
-    if (regs == event_regs_.end()) return;
+    auto regs = regs_.find(client);
+    if (regs == regs_.end()) return;
     auto reg = regs->second.find(id);
     if (reg == regs->second.end()) return;
     const pmix_proc_t proc = c->proc;
     auto channel = c->channel;
-    event_cache_->module().replay(proc, [&](const mca::evcache::CachedEvent &ce) {
+    cache_->module().replay(proc, [&](const mca::evcache::CachedEvent &ce) {
         auto bytes = std::span<const std::uint8_t>(
             reinterpret_cast<const std::uint8_t *>(ce.message.data()), ce.message.size());
         BodyReader r(bytes);
@@ -337,12 +365,12 @@ void Server::replay_events(const ProcKey &client, std::uint64_t id) {
     });
 }
 
-void Server::replay_to_self(std::size_t id) {
-    if (!event_cache_) return;
+void EventRouter::replay_to_self(std::size_t id) {
+    if (!cache_) return;
     auto &events = events::ProcessEvents::instance();
     auto handler = events.registry().find(id);
     if (!handler) return;
-    event_cache_->module().replay(self_, [&](const mca::evcache::CachedEvent &ce) {
+    cache_->module().replay(self_, [&](const mca::evcache::CachedEvent &ce) {
         // Job events target clients: they never reach the server's own handlers.
         if (ce.is_job_event()) return false;
         BodyReader r(std::span<const std::uint8_t>(
@@ -354,21 +382,21 @@ void Server::replay_to_self(std::size_t id) {
     });
 }
 
-void Server::forget_event_client(const ProcKey &client) {
-    auto regs = event_regs_.find(client);
-    if (regs != event_regs_.end()) {
+void EventRouter::forget_client(const ProcKey &client) {
+    auto regs = regs_.find(client);
+    if (regs != regs_.end()) {
         std::set<std::vector<pmix_status_t>> released;
         for (const auto &[id, spec] : regs->second) {
             if (!spec.environment_events) continue;
             released.insert(sorted_codes(spec.codes));
         }
-        event_regs_.erase(regs);
+        regs_.erase(regs);
         for (const auto &codes : released) release_host_events(codes);
     }
-    if (!event_cache_) return;
+    if (!cache_) return;
     // Nobody is left there to receive them: job events stop waiting for it.
-    event_cache_->module().replay(
-        proc_of(client), [](const mca::evcache::CachedEvent &ce) { return ce.is_job_event(); });
+    cache_->module().replay(proc_of(client),
+                            [](const mca::evcache::CachedEvent &ce) { return ce.is_job_event(); });
 }
 
 }  // namespace pmixpp::server

@@ -13,7 +13,7 @@
 
 #include "event/event.hpp"
 #include "mca/logging.hpp"
-#include "server/server.hpp"
+#include "server/iof_router.hpp"
 #include "server/upcall_results.hpp"
 #include "server/upcalls.hpp"
 #include "wire/codec.hpp"
@@ -70,49 +70,70 @@ bool send_chunk(Channel &ch, std::uint64_t id, const Chunk &c) {
 
 }  // namespace
 
+IofRouter::IofRouter(ClientTable &clients, const HostUpcalls &host, RequestTable &requests)
+    : clients_(clients), host_(host) {
+    requests.add(wire::Command::iof_pull, [this](Channel &ch, Frame &frame, ClientRecord *client) {
+        handle_pull(ch, frame, client);
+    });
+    requests.add(wire::Command::iof_deregister,
+                 [this](Channel &ch, Frame &frame, ClientRecord *client) {
+                     handle_deregister(ch, frame, client);
+                 });
+    requests.add(wire::Command::iof_push, [this](Channel &ch, Frame &frame, ClientRecord *client) {
+        handle_push(ch, frame, client);
+    });
+}
+
+void IofRouter::clear() {
+    pulls_.clear();
+    cache_.clear();
+    cached_bytes_.clear();
+    policy_.clear();
+}
+
 // ---------------------------------------------------------------------------------------------
 // output from the host
 
-void Server::deliver_iof(const pmix_proc_t &source, pmix_iof_channel_t channel,
-                         std::vector<std::uint8_t> bytes, std::shared_ptr<wire::InfoArray> info) {
-    IofChunk chunk{source, channel, std::move(bytes), std::move(info)};
+void IofRouter::deliver(const pmix_proc_t &source, pmix_iof_channel_t channel,
+                        std::vector<std::uint8_t> bytes, std::shared_ptr<wire::InfoArray> info) {
+    Chunk chunk{source, channel, std::move(bytes), std::move(info)};
     bool sent = false;
-    for (const auto &[key, pulls] : iof_pulls_) {
-        ClientRecord *c = find_client(key);
+    for (const auto &[key, pulls] : pulls_) {
+        ClientRecord *c = clients_.find_client(key);
         if (c == nullptr || !c->channel) continue;
         for (const auto &[id, pull] : pulls) {
             if (wants(pull, source, channel) && send_chunk(*c->channel, id, chunk)) sent = true;
         }
     }
     if (sent) return;
-    iof_cached_bytes_[channel] += chunk.bytes.size();
-    iof_cache_.push_back(std::move(chunk));
-    trim_iof_cache(channel);
+    cached_bytes_[channel] += chunk.bytes.size();
+    cache_.push_back(std::move(chunk));
+    trim_cache(channel);
 }
 
-Server::IofCachePolicy Server::iof_policy(pmix_iof_channel_t channel) const {
-    auto it = iof_policy_.find(channel);
-    return it != iof_policy_.end() ? it->second : IofCachePolicy{default_cache_size(), false};
+IofRouter::CachePolicy IofRouter::policy_of(pmix_iof_channel_t channel) const {
+    auto it = policy_.find(channel);
+    return it != policy_.end() ? it->second : CachePolicy{default_cache_size(), false};
 }
 
-void Server::trim_iof_cache(pmix_iof_channel_t channel) {
-    const IofCachePolicy policy = iof_policy(channel);
-    std::uint64_t &held = iof_cached_bytes_[channel];
-    auto of_channel = [channel](const IofChunk &c) { return c.channel == channel; };
+void IofRouter::trim_cache(pmix_iof_channel_t channel) {
+    const CachePolicy policy = policy_of(channel);
+    std::uint64_t &held = cached_bytes_[channel];
+    auto of_channel = [channel](const Chunk &c) { return c.channel == channel; };
     while (held > policy.size) {
         const std::uint64_t excess = held - policy.size;
-        auto it = iof_cache_.end();
+        auto it = cache_.end();
         if (policy.drop_oldest) {
-            it = std::find_if(iof_cache_.begin(), iof_cache_.end(), of_channel);
-        } else if (auto r = std::find_if(iof_cache_.rbegin(), iof_cache_.rend(), of_channel);
-                   r != iof_cache_.rend()) {
+            it = std::find_if(cache_.begin(), cache_.end(), of_channel);
+        } else if (auto r = std::find_if(cache_.rbegin(), cache_.rend(), of_channel);
+                   r != cache_.rend()) {
             it = std::prev(r.base());
         }
-        if (it == iof_cache_.end()) break;
+        if (it == cache_.end()) break;
         auto &b = it->bytes;
         if (b.size() <= excess) {
             held -= b.size();
-            iof_cache_.erase(it);
+            cache_.erase(it);
         } else if (policy.drop_oldest) {
             b.erase(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(excess));
             held -= excess;
@@ -123,41 +144,44 @@ void Server::trim_iof_cache(pmix_iof_channel_t channel) {
     }
 }
 
-void Server::replay_iof(const ProcKey &client, std::uint64_t id) {
-    ClientRecord *c = find_client(client);
-    auto pulls = iof_pulls_.find(client);
-    if (c == nullptr || !c->channel || pulls == iof_pulls_.end()) return;
+void IofRouter::replay(const ProcKey &client, std::uint64_t id) {
+    ClientRecord *c = clients_.find_client(client);
+    auto pulls = pulls_.find(client);
+    if (c == nullptr || !c->channel || pulls == pulls_.end()) return;
     auto pull = pulls->second.find(id);
     if (pull == pulls->second.end()) return;
-    for (auto it = iof_cache_.begin(); it != iof_cache_.end();) {
+    for (auto it = cache_.begin(); it != cache_.end();) {
         if (!wants(pull->second, it->source, it->channel)) {
             ++it;
             continue;
         }
         if (!send_chunk(*c->channel, id, *it)) return;
-        iof_cached_bytes_[it->channel] -= it->bytes.size();
-        it = iof_cache_.erase(it);
+        cached_bytes_[it->channel] -= it->bytes.size();
+        it = cache_.erase(it);
     }
 }
 
-void Server::forget_iof_client(const ProcKey &client) {
-    iof_pulls_.erase(client);
+void IofRouter::client_departed(const ProcKey &client, Departure) {
+    pulls_.erase(client);
+}
+
+void IofRouter::job_deregistered(const std::string &nspace) {
+    std::erase_if(pulls_, [&](const auto &e) { return e.first.first == nspace; });
 }
 
 // ---------------------------------------------------------------------------------------------
 // requests from clients and tools
 
-void Server::handle_iof_pull(Channel &ch, Frame &frame) {
+void IofRouter::handle_pull(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::uint64_t id = 0;
     std::uint32_t channels = 0;
-    IofPull pull;
+    Pull pull;
     wire::InfoArray directives;
     r.u64(id);
     r.procs(pull.procs);
     r.u32(channels);
     r.infos(directives);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr || pull.procs.empty() || channels == 0 ||
         channels > 0xffff) {
         ch.close("malformed iof_pull request");
@@ -184,24 +208,24 @@ void Server::handle_iof_pull(Channel &ch, Frame &frame) {
     const ProcKey key = key_of(client->proc);
     auto finish = [this, reply, key, id, pull, size, drop_oldest](pmix_status_t s) {
         auto live = reply.channel.lock();
-        ClientRecord *c = find_client(key);
+        ClientRecord *c = clients_.find_client(key);
         if (!live || c == nullptr || c->channel != live) return;  // gone meanwhile
         if (s == PMIX_SUCCESS) {
-            iof_pulls_[key][id] = pull;
+            pulls_[key][id] = pull;
             for (unsigned bit = 1; bit <= 0x8000 && (size || drop_oldest); bit <<= 1) {
                 const auto channel = static_cast<pmix_iof_channel_t>(bit);
                 if ((pull.channels & channel) == 0) continue;
-                IofCachePolicy p = iof_policy(channel);
+                CachePolicy p = policy_of(channel);
                 if (size) p.size = *size;
                 if (drop_oldest) p.drop_oldest = *drop_oldest;
-                iof_policy_[channel] = p;
-                trim_iof_cache(channel);
+                policy_[channel] = p;
+                trim_cache(channel);
             }
         }
         send_reply(reply, status_body(s));
-        if (s == PMIX_SUCCESS) replay_iof(key, id);
+        if (s == PMIX_SUCCESS) replay(key, id);
     };
-    if (host_.iof_pull == nullptr) {
+    if (host_->iof_pull == nullptr) {
         finish(PMIX_SUCCESS);
         return;
     }
@@ -211,30 +235,29 @@ void Server::handle_iof_pull(Channel &ch, Frame &frame) {
     auto procs = std::make_shared<std::vector<pmix_proc_t>>(pull.procs);
     call_host_op(
         [this, procs, args, channels = pull.channels](pmix_op_cbfunc_t cb, void *cbdata) {
-            return host_.iof_pull(procs->data(), procs->size(), args->data(), args->size(),
-                                  channels, cb, cbdata);
+            return host_->iof_pull(procs->data(), procs->size(), args->data(), args->size(),
+                                   channels, cb, cbdata);
         },
         [finish, procs, args](pmix_status_t s) { finish(s); });
 }
 
-void Server::handle_iof_deregister(Channel &ch, Frame &frame) {
+void IofRouter::handle_deregister(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::uint64_t id = 0;
     wire::InfoArray directives;
     r.u64(id);
     r.infos(directives);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed iof_deregister request");
         return;
     }
-    auto it = iof_pulls_.find(key_of(client->proc));
-    const bool found = it != iof_pulls_.end() && it->second.erase(id) != 0;
-    if (found && it->second.empty()) iof_pulls_.erase(it);
+    auto it = pulls_.find(key_of(client->proc));
+    const bool found = it != pulls_.end() && it->second.erase(id) != 0;
+    if (found && it->second.empty()) pulls_.erase(it);
     send_reply(PendingReply::to(ch, frame), status_body(found ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND));
 }
 
-void Server::handle_iof_push(Channel &ch, Frame &frame) {
+void IofRouter::handle_push(Channel &ch, Frame &frame, ClientRecord *client) {
     // What the host's push_stdin sees stays valid until it called back.
     struct Push {
         std::vector<pmix_proc_t> targets;
@@ -248,13 +271,12 @@ void Server::handle_iof_push(Channel &ch, Frame &frame) {
     r.procs(push->targets);
     r.bytes(push->bytes);
     r.infos(directives);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed iof_push request");
         return;
     }
     const auto reply = PendingReply::to(ch, frame);
-    if (host_.push_stdin == nullptr) {
+    if (host_->push_stdin == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -266,9 +288,10 @@ void Server::handle_iof_push(Channel &ch, Frame &frame) {
     const pmix_proc_t source = client->proc;
     call_host_op(
         [this, source, push](pmix_op_cbfunc_t cb, void *cbdata) {
-            return host_.push_stdin(&source, push->targets.empty() ? nullptr : push->targets.data(),
-                                    push->targets.size(), push->directives.data(),
-                                    push->directives.size(), &push->bo, cb, cbdata);
+            return host_->push_stdin(&source,
+                                     push->targets.empty() ? nullptr : push->targets.data(),
+                                     push->targets.size(), push->directives.data(),
+                                     push->directives.size(), &push->bo, cb, cbdata);
         },
         [reply, push](pmix_status_t s) { send_reply(reply, status_body(s)); });
 }

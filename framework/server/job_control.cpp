@@ -1,4 +1,4 @@
-// Job control and log on the server side.
+// Job control on the server side: the Cleanup service (cleanup.hpp).
 //
 // Cleanup directives (PMIX_REGISTER_CLEANUP, PMIX_REGISTER_CLEANUP_DIR and
 // their PMIX_CLEANUP_* modifiers) are the library's own business: it records
@@ -8,8 +8,6 @@
 // directive goes to the host's job_control upcall, with the client's
 // PMIX_USERID and PMIX_GRPID added; NULL upcall: PMIX_ERR_NOT_SUPPORTED.
 //
-// Log requests go to the host's log upcall with PMIX_USERID/PMIX_GRPID added
-// to the directives; NULL upcall: PMIX_ERR_NOT_SUPPORTED.
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
@@ -18,7 +16,7 @@
 #include <system_error>
 
 #include "mca/logging.hpp"
-#include "server/server.hpp"
+#include "server/cleanup.hpp"
 #include "server/upcall_results.hpp"
 #include "server/upcalls.hpp"
 #include "wire/protocol.hpp"
@@ -100,7 +98,18 @@ bool clean_tree(const fs::path &dir, bool empty_only, const std::vector<std::str
 
 }  // namespace
 
-void Server::run_cleanup(const ProcKey &proc) {
+Cleanup::Cleanup(const HostUpcalls &host, RequestTable &requests) : host_(host) {
+    requests.add(wire::Command::job_control,
+                 [this](Channel &ch, Frame &frame, ClientRecord *client) {
+                     handle_job_control(ch, frame, client);
+                 });
+}
+
+void Cleanup::client_departed(const ProcKey &client, Departure) {
+    run(client);
+}
+
+void Cleanup::run(const ProcKey &proc) {
     auto it = cleanups_.find(proc);
     if (it == cleanups_.end()) return;
     auto requests = std::move(it->second);
@@ -125,13 +134,12 @@ void Server::run_cleanup(const ProcKey &proc) {
                  proc.second);
 }
 
-void Server::handle_job_control(Channel &ch, Frame &frame) {
+void Cleanup::handle_job_control(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::vector<pmix_proc_t> targets;
     wire::InfoArray directives;
     r.procs(targets);
     r.infos(directives);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed job_control request");
         return;
@@ -178,7 +186,7 @@ void Server::handle_job_control(Channel &ch, Frame &frame) {
         send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).infos(nullptr, 0).take());
         return;
     }
-    if (host_.job_control == nullptr) {
+    if (host_->job_control == nullptr) {
         send_reply(reply, BodyWriter().i32(PMIX_ERR_NOT_SUPPORTED).infos(nullptr, 0).take());
         return;
     }
@@ -196,42 +204,12 @@ void Server::handle_job_control(Channel &ch, Frame &frame) {
     const pmix_proc_t requestor = client->proc;
     call_host_info(
         [this, requestor, procs, args](pmix_info_cbfunc_t cb, void *cbdata) {
-            return host_.job_control(&requestor, procs->data(), procs->size(), args->data(),
-                                     args->size(), cb, cbdata);
+            return host_->job_control(&requestor, procs->data(), procs->size(), args->data(),
+                                      args->size(), cb, cbdata);
         },
         [reply, procs, args](pmix_status_t s, wire::InfoArray results) {
             send_reply(reply, BodyWriter().i32(s).infos(results.data(), results.size()).take());
         });
-}
-
-void Server::handle_log(Channel &ch, Frame &frame) {
-    BodyReader r(frame.body);
-    wire::InfoArray data, directives;
-    r.infos(data);
-    r.infos(directives);
-    ClientRecord *client = client_of(ch);
-    if (!r.finished() || client == nullptr) {
-        ch.close("malformed log request");
-        return;
-    }
-    const auto reply = PendingReply::to(ch, frame);
-    if (host_.log == nullptr) {
-        send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
-        return;
-    }
-    auto dirs = std::make_shared<HostInfo>();
-    dirs->add_copies_as(directives.span(), static_cast<std::uint32_t>(client->uid),
-                        static_cast<std::uint32_t>(client->gid));
-    auto payload = std::make_shared<wire::InfoArray>(std::move(data));
-    const pmix_proc_t proc = client->proc;
-    // The 4.x log upcall returns nothing: the host always calls back.
-    call_host_op(
-        [this, proc, payload, dirs](pmix_op_cbfunc_t cb, void *cbdata) {
-            host_.log(&proc, payload->data(), payload->size(), dirs->data(), dirs->size(), cb,
-                      cbdata);
-            return PMIX_SUCCESS;
-        },
-        [reply, payload, dirs](pmix_status_t s) { send_reply(reply, status_body(s)); });
 }
 
 }  // namespace pmixpp::server

@@ -47,17 +47,16 @@ std::shared_ptr<HostInfo> with_identity(const ClientRecord &client,
 
 }  // namespace
 
-void Server::handle_publish(Channel &ch, Frame &frame) {
+void Server::handle_publish(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     wire::InfoArray info;
     r.infos(info);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed publish request");
         return;
     }
     const auto reply = PendingReply::to(ch, frame);
-    if (host_.publish == nullptr) {
+    if (host_->publish == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -65,24 +64,23 @@ void Server::handle_publish(Channel &ch, Frame &frame) {
     const pmix_proc_t proc = client->proc;
     call_host_op(
         [this, proc, args](pmix_op_cbfunc_t cb, void *cbdata) {
-            return host_.publish(&proc, args->data(), args->size(), cb, cbdata);
+            return host_->publish(&proc, args->data(), args->size(), cb, cbdata);
         },
         [reply, args](pmix_status_t s) { send_reply(reply, status_body(s)); });
 }
 
-void Server::handle_lookup(Channel &ch, Frame &frame) {
+void Server::handle_lookup(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::vector<std::string> keys;
     wire::InfoArray info;
     read_keys(r, keys);
     r.infos(info);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr || keys.empty()) {
         ch.close("malformed lookup request");
         return;
     }
     const auto reply = PendingReply::to(ch, frame);
-    if (host_.lookup == nullptr) {
+    if (host_->lookup == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -91,7 +89,7 @@ void Server::handle_lookup(Channel &ch, Frame &frame) {
     const pmix_proc_t proc = client->proc;
     call_host_lookup(
         [this, proc, args, list](pmix_lookup_cbfunc_t cb, void *cbdata) {
-            return host_.lookup(&proc, list->argv(), args->data(), args->size(), cb, cbdata);
+            return host_->lookup(&proc, list->argv(), args->data(), args->size(), cb, cbdata);
         },
         [reply, args, list](pmix_status_t s, LookupResult res) {
             if (s != PMIX_SUCCESS && s != PMIX_ERR_PARTIAL_SUCCESS) {
@@ -121,19 +119,18 @@ void Server::handle_lookup(Channel &ch, Frame &frame) {
         });
 }
 
-void Server::handle_unpublish(Channel &ch, Frame &frame) {
+void Server::handle_unpublish(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::vector<std::string> keys;
     wire::InfoArray info;
     read_keys(r, keys);
     r.infos(info);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed unpublish request");
         return;
     }
     const auto reply = PendingReply::to(ch, frame);
-    if (host_.unpublish == nullptr) {
+    if (host_->unpublish == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -143,8 +140,8 @@ void Server::handle_unpublish(Channel &ch, Frame &frame) {
     const pmix_proc_t proc = client->proc;
     call_host_op(
         [this, proc, args, list](pmix_op_cbfunc_t cb, void *cbdata) {
-            return host_.unpublish(&proc, list ? list->argv() : nullptr, args->data(), args->size(),
-                                   cb, cbdata);
+            return host_->unpublish(&proc, list ? list->argv() : nullptr, args->data(),
+                                    args->size(), cb, cbdata);
         },
         [reply, args, list](pmix_status_t s) { send_reply(reply, status_body(s)); });
 }

@@ -110,7 +110,7 @@ pmix_proc_state_t state_of(const ClientRecord &c) {
 
 }  // namespace
 
-void Server::handle_query(Channel &ch, Frame &frame) {
+void Server::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::uint32_t n = 0;
     r.u32(n);
@@ -125,7 +125,6 @@ void Server::handle_query(Channel &ch, Frame &frame) {
             r.infos(q.qualifiers);
         }
     }
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr || queries->empty()) {
         ch.close("malformed query request");
         return;
@@ -160,7 +159,7 @@ void Server::handle_query(Channel &ch, Frame &frame) {
         }
         send_reply(reply, w.take());
     };
-    if (found == asked || host_.query == nullptr) {
+    if (found == asked || host_->query == nullptr) {
         finish(found);
         return;
     }
@@ -186,7 +185,7 @@ void Server::handle_query(Channel &ch, Frame &frame) {
     pmix_proc_t proc = client->proc;
     call_host_info(
         [this, proc, hq](pmix_info_cbfunc_t cb, void *cbdata) mutable {
-            return host_.query(&proc, hq->q.data(), hq->q.size(), cb, cbdata);
+            return host_->query(&proc, hq->q.data(), hq->q.size(), cb, cbdata);
         },
         [queries, hq, found, finish](pmix_status_t s, wire::InfoArray results) {
             std::size_t total = found;
@@ -237,7 +236,7 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
     }
     if (key == PMIX_QUERY_NAMESPACES) {
         std::string all;
-        for (const auto &[ns, job] : jobs_) {
+        for (const auto &[ns, job] : clients_.jobs()) {
             if (job.registered) all += (all.empty() ? "" : ",") + ns;
         }
         auto i = make_info(k, all.c_str(), PMIX_STRING);
@@ -258,7 +257,7 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
     if (key == PMIX_QUERY_NAMESPACE_INFO) {
         const pmix_info_t *want = qualifier(q, PMIX_NSPACE);
         std::vector<const JobRecord *> jobs;
-        for (const auto &[ns, job] : jobs_) {
+        for (const auto &[ns, job] : clients_.jobs()) {
             if (!job.registered) continue;
             if (want != nullptr &&
                 (want->value.type != PMIX_STRING || want->value.data.string == nullptr ||

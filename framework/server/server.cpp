@@ -1,7 +1,6 @@
 #include "server/server.hpp"
 
 #include <event2/event.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,41 +34,11 @@ auto log() {
 // How long an accepted connection may stay silent before its handshake.
 constexpr std::chrono::seconds kHandshakeTimeout{30};
 
-std::string random_secret() {
-    unsigned char raw[16] = {};
-    std::size_t got = 0;
-    while (got < sizeof raw) {
-        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
-        if (n <= 0) break;
-        got += static_cast<std::size_t>(n);
-    }
-    std::string out;
-    for (unsigned char c : raw) out += fmt::format("{:02x}", c);
-    return out;
-}
-
 std::span<const std::byte> as_bytes(const std::vector<std::uint8_t> &v) {
     return {reinterpret_cast<const std::byte *>(v.data()), v.size()};
 }
 
 }  // namespace
-
-std::string describe(const ProcKey &key) {
-    if (key.second == PMIX_RANK_WILDCARD) return key.first + ":*";
-    return key.first + ":" + std::to_string(key.second);
-}
-
-ProcKey key_of(const pmix_proc_t &proc) {
-    return {std::string(proc.nspace, strnlen(proc.nspace, PMIX_MAX_NSLEN)), proc.rank};
-}
-
-pmix_proc_t proc_of(const ProcKey &key) {
-    pmix_proc_t p{};
-    std::memcpy(p.nspace, key.first.data(),
-                std::min<std::size_t>(key.first.size(), PMIX_MAX_NSLEN));
-    p.rank = key.second;
-    return p;
-}
 
 Server &Server::instance() {
     static auto *server = new Server;  // never destroyed: callbacks may outlive finalize
@@ -77,30 +46,27 @@ Server &Server::instance() {
 }
 
 Server::Server() {
-    handlers_[static_cast<std::uint16_t>(Command::handshake)] = &Server::handle_handshake;
-    handlers_[static_cast<std::uint16_t>(Command::finalize)] = &Server::handle_finalize;
-    handlers_[static_cast<std::uint16_t>(Command::abort)] = &Server::handle_abort;
-    handlers_[static_cast<std::uint16_t>(Command::commit)] = &Server::handle_commit;
-    handlers_[static_cast<std::uint16_t>(Command::fence)] = &Server::handle_fence;
-    handlers_[static_cast<std::uint16_t>(Command::get)] = &Server::handle_get;
-    handlers_[static_cast<std::uint16_t>(Command::fence_shm_done)] = &Server::handle_fence_shm_done;
-    handlers_[static_cast<std::uint16_t>(Command::spawn)] = &Server::handle_spawn;
-    handlers_[static_cast<std::uint16_t>(Command::connect)] = &Server::handle_connect;
-    handlers_[static_cast<std::uint16_t>(Command::disconnect)] = &Server::handle_disconnect;
-    handlers_[static_cast<std::uint16_t>(Command::publish)] = &Server::handle_publish;
-    handlers_[static_cast<std::uint16_t>(Command::lookup)] = &Server::handle_lookup;
-    handlers_[static_cast<std::uint16_t>(Command::unpublish)] = &Server::handle_unpublish;
-    handlers_[static_cast<std::uint16_t>(Command::query)] = &Server::handle_query;
-    handlers_[static_cast<std::uint16_t>(Command::job_control)] = &Server::handle_job_control;
-    handlers_[static_cast<std::uint16_t>(Command::log)] = &Server::handle_log;
-    handlers_[static_cast<std::uint16_t>(Command::register_events)] =
-        &Server::handle_register_events;
-    handlers_[static_cast<std::uint16_t>(Command::deregister_events)] =
-        &Server::handle_deregister_events;
-    handlers_[static_cast<std::uint16_t>(Command::notify)] = &Server::handle_notify;
-    handlers_[static_cast<std::uint16_t>(Command::iof_pull)] = &Server::handle_iof_pull;
-    handlers_[static_cast<std::uint16_t>(Command::iof_deregister)] = &Server::handle_iof_deregister;
-    handlers_[static_cast<std::uint16_t>(Command::iof_push)] = &Server::handle_iof_push;
+    // Departures reach the services in this order; the server's own part
+    // last (a departed tool's record goes there).
+    clients_.subscribe(&iof_);
+    clients_.subscribe(&cleanup_);
+    clients_.subscribe(&events_);
+    clients_.subscribe(&modex_);
+    clients_.subscribe(this);
+    // Each service registers its own requests (README.md, "Adding a request type").
+    on(Command::handshake, &Server::handle_handshake);
+    on(Command::finalize, &Server::handle_finalize);
+    on(Command::abort, &Server::handle_abort);
+    on(Command::fence, &Server::handle_fence);
+    on(Command::fence_shm_done, &Server::handle_fence_shm_done);
+    on(Command::spawn, &Server::handle_spawn);
+    on(Command::connect, &Server::handle_connect);
+    on(Command::disconnect, &Server::handle_disconnect);
+    on(Command::publish, &Server::handle_publish);
+    on(Command::lookup, &Server::handle_lookup);
+    on(Command::unpublish, &Server::handle_unpublish);
+    on(Command::query, &Server::handle_query);
+    on(Command::log, &Server::handle_log);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -109,10 +75,10 @@ Server::Server() {
 mca::Status Server::start(const pmix_server_module_t *module, std::span<const pmix_info_t> info,
                           std::shared_ptr<ptl_base::Transports> transports,
                           std::shared_ptr<gds_base::Datastore> store) {
-    host_ = pmix_server_module_t{};
-    if (module != nullptr) host_ = *module;  // the 4.x layout, 224 bytes (contract rule 3)
+    host_.set(module);
     transports_ = std::move(transports);
     store_ = std::move(store);
+    modex_.set_store(store_);
 
     self_ = pmix_proc_t{};
     std::string ns = fmt::format("pmixpp-server-{}", getpid());
@@ -163,7 +129,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
 
 void Server::stop() {
     active_ = false;
-    for (auto &[ns, job] : jobs_) {
+    for (auto &[ns, job] : clients_.jobs()) {
         if (job.fence_shm) job.fence_shm->break_with(PMIX_ERR_LOST_CONNECTION);
         for (auto &w : job.shm_waiters) {
             if (w.timer != 0) ProgressEngine::instance().cancel(w.timer);
@@ -187,23 +153,14 @@ void Server::stop() {
         if (t.timer != 0) engine.cancel(t.timer);
     }
     fences_.clear();
-    jobs_.clear();
-    remote_blobs_.clear();
-    for (auto &[nspace, waiting] : deferred_dmodex_) {
-        for (const auto &d : waiting) d.cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, d.cbdata);
-    }
-    deferred_dmodex_.clear();
+    clients_.clear();
+    modex_.clear();
     connected_.clear();
     spawned_by_.clear();
     local_support_.clear();
-    cleanups_.clear();
-    event_regs_.clear();
-    host_event_codes_.clear();
-    event_cache_.reset();
-    iof_pulls_.clear();
-    iof_cache_.clear();
-    iof_cached_bytes_.clear();
-    iof_policy_.clear();
+    cleanup_.clear();
+    events_.clear();
+    iof_.clear();
     transports_.reset();
     store_.reset();
 }
@@ -256,13 +213,14 @@ void Server::on_frame(Channel &ch, Frame &&frame) {
         ch.close("request before handshake");
         return;
     }
-    auto handler = handlers_.find(frame.command);
-    if (handler == handlers_.end()) {
+    const RequestHandler *handler = requests_.find(frame.command);
+    if (handler == nullptr) {
         log()->warn("server: dropping {}: unknown command {}", ch.describe_peer(), frame.command);
         ch.close("unknown command");
         return;
     }
-    (this->*(handler->second))(ch, frame);
+    const Peer &peer = it->second.second;
+    (*handler)(ch, frame, peer.authenticated ? find_client(peer.proc) : nullptr);
 }
 
 void Server::on_close(Channel &ch, const std::string &reason) {
@@ -272,7 +230,8 @@ void Server::on_close(Channel &ch, const std::string &reason) {
     Peer peer = it->second.second;
     channels_.erase(it);
     if (!peer.authenticated) {
-        if (reason == "peer closed the connection" || reason.rfind("handshake refused", 0) == 0) {
+        if (ch.close_cause() == wire::CloseCause::peer_closed ||
+            ch.close_cause() == wire::CloseCause::refused) {
             log()->info("server: connection from {} closed before handshake: {}",
                         ch.describe_peer(), reason);
         } else {
@@ -282,62 +241,48 @@ void Server::on_close(Channel &ch, const std::string &reason) {
     }
     ClientRecord *client = find_client(peer.proc);
     if (client == nullptr || client->channel.get() != &ch) return;
-    forget_iof_client(peer.proc);
-    if (is_tool(peer.proc)) {  // tool.cpp
-        drop_tool(peer.proc);
-        return;
-    }
     client->channel.reset();
-    if (client->state == ClientRecord::State::connected ||
-        client->state == ClientRecord::State::connecting) {
-        client->state = ClientRecord::State::lost;
+    if (client->departed) return;  // finalized (or deregistered) first
+    if (!is_tool(peer.proc)) {
         log()->warn("server: client {} lost its connection ({}) before finalizing",
                     describe(peer.proc), reason);
-        fail_fences_of(peer.proc);
-        break_shm_fence(peer.proc.first, PMIX_ERR_LOST_CONNECTION);
-        run_cleanup(peer.proc);
-        forget_event_client(peer.proc);
-        auto waiters = std::move(client->on_commit);
-        client->on_commit.clear();
-        for (auto &w : waiters) w();
     }
+    clients_.depart(peer.proc, Departure::lost);
+}
+
+// ---------------------------------------------------------------------------------------------
+// departures (README.md, "Departures")
+
+void Server::client_departed(const ProcKey &key, Departure why) {
+    // A finalized client that contributed to a collective still counts in it.
+    fail_fences_of(key, why != Departure::finalized);
+    break_shm_fence(key.first, PMIX_ERR_LOST_CONNECTION);
+    ClientRecord *c = find_client(key);
+    if (why == Departure::deregistered) {
+        connected_.erase(key);
+        if (c != nullptr && c->channel) c->channel->close("client deregistered");
+    }
+    if (is_tool(key)) drop_tool(key);  // last: its record goes
+}
+
+void Server::job_deregistered(const std::string &nspace) {
+    // Collectives naming the job (also remote ones, without local clients)
+    // get an error now, not at their timeout (or never).
+    fail_fences_naming(nspace);
+    break_shm_fence(nspace, PMIX_ERR_LOST_CONNECTION);
+    local_support_.erase(nspace);
+    spawned_by_.erase(nspace);
 }
 
 // ---------------------------------------------------------------------------------------------
 // helpers
-
-JobRecord *Server::find_job(const std::string &nspace) {
-    auto it = jobs_.find(nspace);
-    return it == jobs_.end() ? nullptr : &it->second;
-}
-
-ClientRecord *Server::find_client(const ProcKey &key) {
-    JobRecord *job = find_job(key.first);
-    if (job == nullptr) return nullptr;
-    auto it = job->clients.find(key.second);
-    return it == job->clients.end() ? nullptr : &it->second;
-}
-
-ClientRecord *Server::client_of(Channel &ch) {
-    auto it = channels_.find(&ch);
-    if (it == channels_.end() || !it->second.second.authenticated) return nullptr;
-    return find_client(it->second.second.proc);
-}
-
-std::vector<std::uint8_t> Server::status_body(pmix_status_t status) {
-    return BodyWriter().i32(status).take();
-}
-
-void Server::send_reply(const PendingReply &reply, std::span<const std::uint8_t> body) {
-    if (auto ch = reply.channel.lock()) ch->reply(reply.request, body);
-}
 
 void Server::refuse(Channel &ch, const Frame &frame, pmix_status_t status,
                     const std::string &reason) {
     log()->warn("server: refused connection from {}: {} ({})", ch.describe_peer(), reason,
                 PMIx_Error_string(status));
     ch.reply(frame, BodyWriter().i32(status).str(reason).take());
-    ch.close_after_flush("handshake refused: " + reason);
+    ch.close_after_flush("handshake refused: " + reason, wire::CloseCause::refused);
 }
 
 std::vector<std::uint8_t> Server::job_blob(const std::string &nspace) {
@@ -354,7 +299,7 @@ std::vector<std::uint8_t> Server::job_blob(const std::string &nspace) {
 // ---------------------------------------------------------------------------------------------
 // handshake, finalize, abort, commit
 
-void Server::handle_handshake(Channel &ch, Frame &frame) {
+void Server::handle_handshake(Channel &ch, Frame &frame, ClientRecord *) {
     BodyReader r(frame.body);
     std::uint32_t protocol = 0, uid = 0, gid = 0, pid = 0;
     std::uint8_t role = 0;
@@ -420,6 +365,7 @@ void Server::handle_handshake(Channel &ch, Frame &frame) {
         return;
     }
     client.state = ClientRecord::State::connecting;
+    client.departed = false;  // a new connection life
     client.committed = false;
     client.pid = pid;
     std::weak_ptr<Channel> weak = ch.weak_from_this();
@@ -427,18 +373,18 @@ void Server::handle_handshake(Channel &ch, Frame &frame) {
     auto done = [this, weak, request, key](pmix_status_t status) {
         finish_handshake(weak, request, key, status);
     };
-    if (host_.client_connected2 != nullptr) {
+    if (host_->client_connected2 != nullptr) {
         auto copied = std::make_shared<wire::InfoArray>(std::move(info));
         call_host_op(
             [this, proc, &client, copied](pmix_op_cbfunc_t cb, void *cbdata) {
-                return host_.client_connected2(&proc, client.server_object, copied->data(),
-                                               copied->size(), cb, cbdata);
+                return host_->client_connected2(&proc, client.server_object, copied->data(),
+                                                copied->size(), cb, cbdata);
             },
             [done, copied](pmix_status_t s) { done(s); });
-    } else if (host_.client_connected != nullptr) {
+    } else if (host_->client_connected != nullptr) {
         call_host_op(
             [this, proc, &client](pmix_op_cbfunc_t cb, void *cbdata) {
-                return host_.client_connected(&proc, client.server_object, cb, cbdata);
+                return host_->client_connected(&proc, client.server_object, cb, cbdata);
             },
             done);
     } else {
@@ -474,37 +420,30 @@ void Server::finish_handshake(std::weak_ptr<Channel> weak, Frame request, ProcKe
     log()->info("server: client {} connected from {}", describe(key), ch->describe_peer());
 }
 
-void Server::handle_finalize(Channel &ch, Frame &frame) {
+void Server::handle_finalize(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     wire::InfoArray info;
     r.infos(info);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed finalize request");
         return;
     }
-    forget_iof_client(key_of(client->proc));
-    if (is_tool(key_of(client->proc))) {  // tool.cpp
-        finalize_tool(ch, frame, key_of(client->proc));
-        return;
-    }
-    client->state = ClientRecord::State::finalized;
-    break_shm_fence(client->proc.nspace, PMIX_ERR_LOST_CONNECTION);
-    run_cleanup(key_of(client->proc));
-    forget_event_client(key_of(client->proc));
+    const ProcKey key = key_of(client->proc);
+    const bool tool = is_tool(key);
+    const pmix_proc_t proc = client->proc;
+    void *object = client->server_object;
+    clients_.depart(key, Departure::finalized);  // `client` may be gone now (a tool's)
     const auto reply = PendingReply::to(ch, frame);
-    auto done = [reply](pmix_status_t) {
+    auto done = [reply, tool](pmix_status_t) {
         if (auto c = reply.channel.lock()) {
             c->reply(reply.request, status_body(PMIX_SUCCESS));
-            c->close_after_flush("client finalized");
+            c->close_after_flush(tool ? "tool finalized" : "client finalized");
         }
     };
-    if (host_.client_finalized != nullptr) {
-        pmix_proc_t proc = client->proc;
-        void *object = client->server_object;
+    if (!tool && host_->client_finalized != nullptr) {
         call_host_op(
             [this, proc, object](pmix_op_cbfunc_t cb, void *cbdata) {
-                return host_.client_finalized(&proc, object, cb, cbdata);
+                return host_->client_finalized(&proc, object, cb, cbdata);
             },
             done);
     } else {
@@ -512,7 +451,7 @@ void Server::handle_finalize(Channel &ch, Frame &frame) {
     }
 }
 
-void Server::handle_abort(Channel &ch, Frame &frame) {
+void Server::handle_abort(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::int32_t status = 0;
     auto msg = std::make_shared<std::string>();
@@ -520,7 +459,6 @@ void Server::handle_abort(Channel &ch, Frame &frame) {
     r.i32(status);
     r.str(*msg);
     r.procs(*procs);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed abort request");
         return;
@@ -528,7 +466,7 @@ void Server::handle_abort(Channel &ch, Frame &frame) {
     const auto reply = PendingReply::to(ch, frame);
     log()->info("server: client {} aborts with status {}: {}", describe(key_of(client->proc)),
                 status, *msg);
-    if (host_.abort == nullptr) {
+    if (host_->abort == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -536,38 +474,11 @@ void Server::handle_abort(Channel &ch, Frame &frame) {
     void *object = client->server_object;
     call_host_op(
         [this, proc, object, status, msg, procs](pmix_op_cbfunc_t cb, void *cbdata) {
-            return host_.abort(&proc, object, status, msg->c_str(),
-                               procs->empty() ? nullptr : procs->data(), procs->size(), cb, cbdata);
+            return host_->abort(&proc, object, status, msg->c_str(),
+                                procs->empty() ? nullptr : procs->data(), procs->size(), cb,
+                                cbdata);
         },
         [reply, msg, procs](pmix_status_t s) { send_reply(reply, status_body(s)); });
-}
-
-void Server::handle_commit(Channel &ch, Frame &frame) {
-    BodyReader r(frame.body);
-    std::vector<std::uint8_t> local, remote;
-    r.bytes(local);
-    r.bytes(remote);
-    ClientRecord *client = client_of(ch);
-    if (!r.finished() || client == nullptr) {
-        ch.close("malformed commit");
-        return;
-    }
-    pmix_proc_t proc = client->proc;
-    auto st =
-        store_->write([&](mca::gds::Module &m) { return m.store_modex(proc, as_bytes(local)); });
-    if (!st.ok()) {
-        log()->warn("server: client {} committed a blob the datastore refuses: {}",
-                    describe(key_of(proc)), st.message());
-        ch.close("commit blob refused by the datastore");
-        return;
-    }
-    client->local_blob = std::move(local);
-    client->remote_blob = std::move(remote);
-    client->committed = true;
-    ++client->commits_received;
-    auto waiters = std::move(client->on_commit);
-    client->on_commit.clear();
-    for (auto &w : waiters) w();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -587,7 +498,7 @@ bool Server::all_local(const std::vector<pmix_proc_t> &procs) {
     return true;
 }
 
-void Server::handle_fence(Channel &ch, Frame &frame) {
+void Server::handle_fence(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::vector<pmix_proc_t> procs;
     bool collect = false;
@@ -597,7 +508,6 @@ void Server::handle_fence(Channel &ch, Frame &frame) {
     r.boolean(collect);
     r.u32(timeout);
     r.infos(info);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed fence request");
         return;
@@ -699,7 +609,7 @@ void Server::check_fence(std::uint64_t id) {
         call_host_connect(t);
         return;
     }
-    if (host_.fence_nb == nullptr) {
+    if (host_->fence_nb == nullptr) {
         complete_fence(id, PMIX_ERR_NOT_SUPPORTED, {});
         return;
     }
@@ -724,8 +634,8 @@ void Server::check_fence(std::uint64_t id) {
     if (t.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(t.timeout_s));
     call_host_modex(
         [this, args, data, n = stream.size()](pmix_modex_cbfunc_t cb, void *cbdata) {
-            return host_.fence_nb(args->procs.data(), args->procs.size(), args->info_data(),
-                                  args->info_size(), data, n, cb, cbdata);
+            return host_->fence_nb(args->procs.data(), args->procs.size(), args->info_data(),
+                                   args->info_size(), data, n, cb, cbdata);
         },
         [this, id, args](pmix_status_t status, std::vector<std::uint8_t> payload) {
             complete_fence(id, status, payload);
@@ -748,13 +658,7 @@ void Server::complete_fence(std::uint64_t id, pmix_status_t status,
     if (status == PMIX_SUCCESS) {
         // Remote data fetched before this fence may have changed since (a Put and
         // Commit before it): later Gets of those procs must ask the host again.
-        for (const auto &p : t.procs) {
-            const ProcKey pk = key_of(p);
-            std::erase_if(remote_blobs_, [&](const auto &entry) {
-                return entry.first.first == pk.first &&
-                       (pk.second == PMIX_RANK_WILDCARD || entry.first.second == pk.second);
-            });
-        }
+        for (const auto &p : t.procs) modex_.forget_remote(key_of(p));
         if (t.collect) {
             for (const auto &k : t.expected_local) {
                 ClientRecord *c = find_client(k);
@@ -775,7 +679,7 @@ void Server::complete_fence(std::uint64_t id, pmix_status_t status,
                 [&](mca::gds::Module &m) { return m.store_modex(rec.proc, as_bytes(rec.blob)); });
             if (!st.ok()) log()->warn("server: fence data of {}: {}", describe(k), st.message());
             wire::append_record(stream, rec.proc, rec.blob);
-            remote_blobs_[k] = std::move(rec.blob);
+            modex_.keep_remote(k, std::move(rec.blob));
         }
     }
     if (status != PMIX_SUCCESS) stream.clear();
@@ -791,8 +695,11 @@ void Server::fail_fences_if(const std::function<bool(const FenceTracker &)> &doo
     for (auto id : ids) complete_fence(id, PMIX_ERR_LOST_CONNECTION, {});
 }
 
-void Server::fail_fences_of(const ProcKey &lost) {
-    fail_fences_if([&](const FenceTracker &t) { return t.expected_local.count(lost) != 0; });
+void Server::fail_fences_of(const ProcKey &gone, bool contributed_too) {
+    fail_fences_if([&](const FenceTracker &t) {
+        return t.expected_local.count(gone) != 0 &&
+               (contributed_too || t.contributed.count(gone) == 0);
+    });
 }
 
 void Server::fail_fences_naming(const std::string &nspace) {
@@ -899,11 +806,10 @@ void Server::mend_shm_fence(const std::string &nspace) {
     log()->debug("server: fence segment of {} mended: every participant is back", nspace);
 }
 
-void Server::handle_fence_shm_done(Channel &ch, Frame &frame) {
+void Server::handle_fence_shm_done(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::uint32_t gen = 0;
     r.u32(gen);
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr) {
         ch.close("malformed fence_shm_done");
         return;
@@ -911,145 +817,12 @@ void Server::handle_fence_shm_done(Channel &ch, Frame &frame) {
     if (JobRecord *job = find_job(client->proc.nspace)) answer_shm_waiters(*job);
 }
 
-bool Server::commit_in_flight(const ClientRecord &c) {
-    JobRecord *job = find_job(c.proc.nspace);
-    return job != nullptr && job->fence_shm &&
-           job->fence_shm->commits(c.proc.rank) > c.commits_received;
-}
-
-// ---------------------------------------------------------------------------------------------
-// get (direct modex)
-
-void Server::reply_get_local(const PendingReply &reply, const ProcKey &target, bool wait,
-                             std::uint32_t timeout_s) {
-    ClientRecord *c = find_client(target);
-    if (c == nullptr) {
-        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
-        return;
-    }
-    if ((c->state == ClientRecord::State::connected ||
-         c->state == ClientRecord::State::connecting) &&
-        commit_in_flight(*c)) {
-        // It committed before a shared-memory fence that the requester has
-        // passed: answer with that commit, not an older one.
-        c->on_commit.push_back([this, reply, target, wait, timeout_s] {
-            reply_get_local(reply, target, wait, timeout_s);
-        });
-        return;
-    }
-    if (c->committed) {
-        std::vector<std::uint8_t> stream;
-        wire::append_record(stream, c->proc, c->local_blob);
-        send_reply(
-            reply,
-            BodyWriter().i32(PMIX_SUCCESS).bytes(std::vector<std::uint8_t>{}).bytes(stream).take());
-        return;
-    }
-    if (!wait || c->state == ClientRecord::State::lost ||
-        c->state == ClientRecord::State::finalized) {
-        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
-        return;
-    }
-    auto done = std::make_shared<bool>(false);
-    std::uint64_t timer = 0;
-    if (timeout_s > 0) {
-        timer = ProgressEngine::instance().after(std::chrono::seconds(timeout_s), [reply, done] {
-            if (*done) return;
-            *done = true;
-            send_reply(reply, status_body(PMIX_ERR_TIMEOUT));
-        });
-    }
-    c->on_commit.push_back([this, reply, target, done, timer] {
-        if (*done) return;
-        *done = true;
-        if (timer != 0) ProgressEngine::instance().cancel(timer);
-        reply_get_local(reply, target, false, 0);
-    });
-}
-
-void Server::handle_get(Channel &ch, Frame &frame) {
-    BodyReader r(frame.body);
-    pmix_proc_t proc{};
-    std::string key;
-    bool immediate = false;
-    std::uint32_t timeout = 0;
-    wire::InfoArray info;
-    r.proc(proc);
-    r.str(key);
-    r.boolean(immediate);
-    r.u32(timeout);
-    r.infos(info);
-    ClientRecord *client = client_of(ch);
-    if (!r.finished() || client == nullptr) {
-        ch.close("malformed get request");
-        return;
-    }
-    const auto reply = PendingReply::to(ch, frame);
-    const ProcKey target = key_of(proc);
-    const ProcKey me = key_of(client->proc);
-    const std::vector<std::uint8_t> none;
-
-    if (target.second == PMIX_RANK_WILDCARD || target.second == PMIX_RANK_UNDEF) {
-        auto blob = target.first == me.first ? std::vector<std::uint8_t>{} : job_blob(target.first);
-        if (blob.empty()) {
-            send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
-        } else {
-            send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(blob).bytes(none).take());
-        }
-        return;
-    }
-    if (find_client(target) != nullptr) {
-        reply_get_local(reply, target, !immediate, timeout);
-        return;
-    }
-    const auto jb = target.first == me.first ? std::vector<std::uint8_t>{} : job_blob(target.first);
-    if (auto it = remote_blobs_.find(target); it != remote_blobs_.end()) {
-        std::vector<std::uint8_t> stream;
-        wire::append_record(stream, proc, it->second);
-        send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(jb).bytes(stream).take());
-        return;
-    }
-    if (host_.direct_modex == nullptr) {
-        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
-        return;
-    }
-    auto args = std::make_shared<HostArgs>();
-    args->procs.push_back(proc);
-    if (!key.empty()) args->add_string(PMIX_REQUIRED_KEY, key);
-    if (timeout > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(timeout));
-    call_host_modex(
-        [this, args](pmix_modex_cbfunc_t cb, void *cbdata) {
-            return host_.direct_modex(args->procs.data(), args->info_data(), args->info_size(), cb,
-                                      cbdata);
-        },
-        [this, reply, target, args, jb](pmix_status_t status, std::vector<std::uint8_t> payload) {
-            std::vector<wire::ModexRecord> records;
-            if (status == PMIX_SUCCESS && !wire::parse_records(payload, records)) {
-                log()->error("server: the host's direct-modex data for {} is malformed",
-                             describe(target));
-                status = PMIX_ERR_UNPACK_FAILURE;
-            }
-            if (status != PMIX_SUCCESS) {
-                send_reply(reply, status_body(status));
-                return;
-            }
-            std::vector<std::uint8_t> stream;
-            for (auto &rec : records) {
-                wire::append_record(stream, rec.proc, rec.blob);
-                remote_blobs_[key_of(rec.proc)] = std::move(rec.blob);
-            }
-            send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(jb).bytes(stream).take());
-        });
-}
-
 // ---------------------------------------------------------------------------------------------
 // host calls
 
 pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs,
                                       std::span<const pmix_info_t> info) {
-    JobRecord &job = jobs_[nspace];
-    job.nspace = nspace;
-    if (job.secret.empty()) job.secret = random_secret();
+    JobRecord &job = clients_.job(nspace);
     job.registered = true;
     job.nlocalprocs = nlocalprocs;
     if (const auto *i = find_info(info, PMIX_JOB_SIZE)) {
@@ -1064,34 +837,12 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
         static_cast<std::uint32_t>(nlocalprocs) == job.job_size && wire::ShmFence::enabled()) {
         offer_shm_fence(job);
     }
-    if (auto it = deferred_dmodex_.find(nspace); it != deferred_dmodex_.end()) {
-        auto waiting = std::move(it->second);
-        deferred_dmodex_.erase(it);
-        for (const auto &d : waiting) dmodex_request(d.proc, d.cbfunc, d.cbdata);
-    }
+    modex_.job_registered(nspace);
     return PMIX_SUCCESS;
 }
 
 void Server::deregister_nspace(const std::string &nspace) {
-    // Its participants get an error now, not at their timeout (or never).
-    fail_fences_naming(nspace);
-    break_shm_fence(nspace, PMIX_ERR_LOST_CONNECTION);
-    JobRecord *job = find_job(nspace);
-    if (job != nullptr) {
-        for (auto &[rank, client] : job->clients) {
-            client.state = ClientRecord::State::finalized;
-            if (client.channel) client.channel->close("namespace deregistered");
-        }
-        jobs_.erase(nspace);
-    }
-    local_support_.erase(nspace);
-    spawned_by_.erase(nspace);
-    if (event_cache_) event_cache_->module().forget_job(nspace);
-    std::erase_if(event_regs_, [&](const auto &e) { return e.first.first == nspace; });
-    std::erase_if(iof_pulls_, [&](const auto &e) { return e.first.first == nspace; });
-    for (auto it = remote_blobs_.begin(); it != remote_blobs_.end();) {
-        it = it->first.first == nspace ? remote_blobs_.erase(it) : std::next(it);
-    }
+    clients_.deregister_nspace(nspace);  // each client departs; then job_deregistered()
     auto st = store_->write([&](mca::gds::Module &m) { return m.delete_job(nspace); });
     (void)st;
 }
@@ -1099,14 +850,8 @@ void Server::deregister_nspace(const std::string &nspace) {
 pmix_status_t Server::register_client(const pmix_proc_t &proc, uid_t uid, gid_t gid,
                                       void *server_object) {
     const ProcKey key = key_of(proc);
-    JobRecord &job = jobs_[key.first];
-    job.nspace = key.first;
-    if (job.secret.empty()) job.secret = random_secret();
-    ClientRecord &c = job.clients[key.second];
-    c.proc = proc;
-    c.uid = uid;
-    c.gid = gid;
-    c.server_object = server_object;
+    clients_.register_client(proc, uid, gid, server_object);
+    JobRecord &job = *find_job(key.first);
     if (job.fence_shm && uid != ::geteuid() && ::geteuid() == 0 && !job.fence_shm_given) {
         // A root server hosting a user's job: the job's first client decides
         // who may map the segment; a client of another user cannot, and its
@@ -1122,29 +867,12 @@ pmix_status_t Server::register_client(const pmix_proc_t &proc, uid_t uid, gid_t 
 }
 
 void Server::deregister_client(const pmix_proc_t &proc) {
-    const ProcKey key = key_of(proc);
-    JobRecord *job = find_job(key.first);
-    if (job == nullptr) return;
-    auto it = job->clients.find(key.second);
-    if (it == job->clients.end()) return;
-    it->second.state = ClientRecord::State::finalized;
-    if (it->second.channel) it->second.channel->close("client deregistered");
-    fail_fences_of(key);  // it will not contribute any more
-    break_shm_fence(key.first, PMIX_ERR_LOST_CONNECTION);
-    auto waiters = std::move(it->second.on_commit);
-    run_cleanup(key);
-    forget_event_client(key);
-    forget_iof_client(key);
-    job->clients.erase(it);
-    connected_.erase(key);
-    for (auto &w : waiters) w();
+    clients_.deregister_client(key_of(proc));  // departs, then the record goes
 }
 
 mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) {
     const ProcKey key = key_of(proc);
-    JobRecord &job = jobs_[key.first];
-    job.nspace = key.first;
-    if (job.secret.empty()) job.secret = random_secret();
+    JobRecord &job = clients_.job(key.first);
     mca::Environment env;
     env["PMIX_NAMESPACE"] = key.first;
     env["PMIX_RANK"] = std::to_string(key.second);
@@ -1173,35 +901,6 @@ mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) 
         if (!st.ok()) return st;
     }
     return env;
-}
-
-void Server::dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc,
-                            void *cbdata) {
-    const ProcKey key = key_of(proc);
-    auto respond = [this, key, cbfunc, cbdata] {
-        ClientRecord *c = find_client(key);
-        if (c == nullptr || !c->committed) {
-            cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, cbdata);
-            return;
-        }
-        std::vector<std::uint8_t> stream;
-        wire::append_record(stream, c->proc, c->remote_blob);
-        // Ours: the host copies what it keeps before returning.
-        cbfunc(PMIX_SUCCESS, reinterpret_cast<char *>(stream.data()), stream.size(), cbdata);
-    };
-    ClientRecord *c = find_client(key);
-    if (const JobRecord *job = find_job(key.first);
-        c == nullptr && (job == nullptr || !job->registered)) {
-        // Another node asks before our host registered this job here.
-        deferred_dmodex_[key.first].push_back({proc, cbfunc, cbdata});
-        return;
-    }
-    if (c == nullptr || c->committed || c->state == ClientRecord::State::lost ||
-        c->state == ClientRecord::State::finalized) {
-        respond();
-        return;
-    }
-    c->on_commit.push_back(respond);
 }
 
 }  // namespace pmixpp::server

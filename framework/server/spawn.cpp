@@ -79,14 +79,13 @@ void spawn_shift(pmix_status_t status, pmix_nspace_t nspace, void *cbdata) {
 
 }  // namespace
 
-void Server::handle_spawn(Channel &ch, Frame &frame) {
+void Server::handle_spawn(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     auto job_info = std::make_shared<wire::InfoArray>();
     std::vector<std::uint8_t> app_bytes;
     r.infos(*job_info);
     r.bytes(app_bytes);
     auto apps = std::make_shared<AppArray>();
-    ClientRecord *client = client_of(ch);
     if (!r.finished() || client == nullptr || !apps->decode(app_bytes)) {
         ch.close("malformed spawn request");
         return;
@@ -98,7 +97,7 @@ void Server::handle_spawn(Channel &ch, Frame &frame) {
         send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
         return;
     }
-    if (host_.spawn == nullptr) {
+    if (host_->spawn == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -119,8 +118,8 @@ void Server::handle_spawn(Channel &ch, Frame &frame) {
         send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).str(ns).bytes(job_blob(ns)).take());
     };
     auto *s = new SpawnShift{std::move(done)};
-    const pmix_status_t rc = host_.spawn(&requester, job_info->data(), job_info->size(), apps->apps,
-                                         apps->n, &spawn_shift, s);
+    const pmix_status_t rc = host_->spawn(&requester, job_info->data(), job_info->size(),
+                                          apps->apps, apps->n, &spawn_shift, s);
     if (rc == PMIX_SUCCESS) return;
     SpawnDone fn = std::move(s->done);
     delete s;

@@ -118,7 +118,7 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
                "PMIX_SERVER_TOOL_SUPPORT)");
         return;
     }
-    if (host_.tool_connected == nullptr) {
+    if (host_->tool_connected == nullptr) {
         refuse(ch, frame, PMIX_ERR_NOT_SUPPORTED,
                "this server's host provides no tool_connected upcall to approve tools");
         return;
@@ -180,7 +180,7 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
                    "identity " + describe(key) + " is already in use on this server");
             return;
         }
-        JobRecord &job = jobs_[key.first];
+        JobRecord &job = clients_.jobs()[key.first];
         job.nspace = key.first;
         tool_jobs_.insert(key.first);
         ClientRecord &rec = job.clients[key.second];
@@ -198,24 +198,16 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
         log()->info("server: tool {} (pid {}) connected from {}", describe(key), pid,
                     c->describe_peer());
     }};
-    host_.tool_connected(args->info_data(), args->info_size(), &tool_shift, shift);
-}
-
-void Server::finalize_tool(Channel &ch, Frame &frame, const ProcKey &key) {
-    drop_tool(key);
-    ch.reply(frame, status_body(PMIX_SUCCESS));
-    ch.close_after_flush("tool finalized");
+    host_->tool_connected(args->info_data(), args->info_size(), &tool_shift, shift);
 }
 
 void Server::drop_tool(const ProcKey &key) {
     if (tools_.erase(key) == 0) return;
-    forget_event_client(key);
-    if (JobRecord *job = find_job(key.first)) {
-        job->clients.erase(key.second);
-        if (job->clients.empty() && tool_jobs_.count(key.first) != 0) {
-            jobs_.erase(key.first);
-            tool_jobs_.erase(key.first);
-        }
+    clients_.erase_client(key);
+    if (const JobRecord *job = find_job(key.first);
+        job != nullptr && job->clients.empty() && tool_jobs_.count(key.first) != 0) {
+        clients_.erase_job(key.first);
+        tool_jobs_.erase(key.first);
     }
     log()->info("server: tool {} disconnected", describe(key));
 }

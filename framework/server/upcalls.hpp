@@ -22,6 +22,20 @@
 
 namespace pmixpp::server {
 
+// The host's server module (PMIx_server_init), shared by the services:
+// host->fence_nb etc. A NULL entry: the host does not provide that upcall.
+class HostUpcalls {
+  public:
+    void set(const pmix_server_module_t *module) {
+        module_ = pmix_server_module_t{};
+        if (module != nullptr) module_ = *module;  // the 4.x layout, 224 bytes (contract rule 3)
+    }
+    const pmix_server_module_t *operator->() const { return &module_; }
+
+  private:
+    pmix_server_module_t module_{};
+};
+
 // Arrays handed to an upcall stay valid until its completion ran: the
 // continuation holds the shared_ptr.
 struct HostArgs {

@@ -76,8 +76,9 @@ std::size_t Channel::write_now(const std::uint8_t *header, std::span<const std::
     return n > 0 ? static_cast<std::size_t>(n) : 0;
 }
 
-void Channel::close(const std::string &reason) {
+void Channel::close(const std::string &reason, CloseCause cause) {
     if (bev_ == nullptr) return;
+    cause_ = cause;
     bufferevent_free(bev_);
     bev_ = nullptr;
     // The owner may drop its last reference in the handler: keep us alive
@@ -93,29 +94,31 @@ void Channel::close(const std::string &reason) {
     });
 }
 
-void Channel::close_after_flush(const std::string &reason) {
+void Channel::close_after_flush(const std::string &reason, CloseCause cause) {
     if (bev_ == nullptr) return;
     if (evbuffer_get_length(bufferevent_get_output(bev_)) == 0) {
-        close(reason);
+        close(reason, cause);
         return;
     }
     closing_after_flush_ = true;
     pending_reason_ = reason;
+    pending_cause_ = cause;
     bufferevent_disable(bev_, EV_READ);
 }
 
 void Channel::on_write(bufferevent *, void *arg) {
     auto *ch = static_cast<Channel *>(arg);
-    if (ch->closing_after_flush_) ch->close(ch->pending_reason_);
+    if (ch->closing_after_flush_) ch->close(ch->pending_reason_, ch->pending_cause_);
 }
 
 void Channel::on_event(bufferevent *, short what, void *arg) {
     auto *ch = static_cast<Channel *>(arg);
     if (what & BEV_EVENT_EOF) {
-        ch->close("peer closed the connection");
+        ch->close("peer closed the connection", CloseCause::peer_closed);
     } else if (what & BEV_EVENT_ERROR) {
-        ch->close(std::string("socket error: ") +
-                  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        ch->close(
+            std::string("socket error: ") + evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()),
+            CloseCause::socket_error);
     }
 }
 
@@ -133,7 +136,7 @@ void Channel::read_frames() {
         evbuffer_copyout(in, raw, kFrameHeaderSize);
         const FrameHeader header = decode_header(raw);
         if (std::string bad = check_header(header, limits); !bad.empty()) {
-            close("malformed frame: " + bad);
+            close("malformed frame: " + bad, CloseCause::malformed);
             return;
         }
         if (have < kFrameHeaderSize + header.length) {
@@ -148,7 +151,7 @@ void Channel::read_frames() {
         Frame frame;
         std::string reason;
         if (!open_frame(header, std::move(payload), limits, frame, reason)) {
-            close("malformed frame: " + reason);
+            close("malformed frame: " + reason, CloseCause::malformed);
             return;
         }
         std::weak_ptr<Channel> weak = weak_from_this();

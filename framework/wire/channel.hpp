@@ -25,6 +25,16 @@
 
 namespace pmixpp::wire {
 
+// Why a channel closed, for its owner (Channel::close_cause()), so that no
+// one compares reason strings; the reason stays the text for logs.
+enum class CloseCause : std::uint8_t {
+    local,         // the owner closed it (the default of close())
+    peer_closed,   // end of file: the peer closed its end
+    socket_error,  // the socket reported an error
+    malformed,     // a frame the limits or the decoder refused
+    refused,       // the owner refused the peer (a failed handshake)
+};
+
 class Channel : public std::enable_shared_from_this<Channel> {
   public:
     using FrameHandler = std::function<void(Channel &, Frame &&)>;
@@ -46,10 +56,12 @@ class Channel : public std::enable_shared_from_this<Channel> {
         return send(request.command, request.tag, kFlagReply, body);
     }
 
-    // Close now; the CloseHandler runs (posted) with `reason`. Idempotent.
-    void close(const std::string &reason);
+    // Close now; the CloseHandler runs (posted) with `reason`. Idempotent:
+    // the first close's cause and reason stay.
+    void close(const std::string &reason, CloseCause cause = CloseCause::local);
     // Close once everything queued has been written.
-    void close_after_flush(const std::string &reason);
+    void close_after_flush(const std::string &reason, CloseCause cause = CloseCause::local);
+    CloseCause close_cause() const noexcept { return cause_; }
     bool is_open() const noexcept { return bev_ != nullptr; }
 
     const mca::ptl::Connection &connection() const { return *connection_; }
@@ -74,6 +86,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
     CloseHandler on_close_;
     bool closing_after_flush_ = false;
     std::string pending_reason_;
+    CloseCause pending_cause_ = CloseCause::local;
+    CloseCause cause_ = CloseCause::local;
 };
 
 }  // namespace pmixpp::wire

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host_common.h"
+
 #define CHECK(cond, ...)                                       \
     do {                                                       \
         if (!(cond)) {                                         \
@@ -27,12 +29,6 @@
             exit(1);                                           \
         }                                                      \
     } while (0)
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* ------------------------------------------------------------------ client */
 static int client_main(void) {
@@ -51,9 +47,9 @@ static int client_main(void) {
     /* Tell the host we are about to fence. */
     const char *fd = getenv("FENCE_DEREGISTER_READY_FD");
     CHECK(fd != NULL && write(atoi(fd), "x", 1) == 1, "ready pipe");
-    const double start = now();
+    const double start = host_now();
     pmix_status_t rc = PMIx_Fence(nprocs ? procs : NULL, nprocs, &timeout, 1);
-    const double took = now() - start;
+    const double took = host_now() - start;
     CHECK(rc == PMIX_ERR_LOST_CONNECTION, "%s: fence returned %s after %.1f s", me.nspace,
           PMIx_Error_string(rc), took);
     CHECK(took < 15, "%s: the fence failed only after %.1f s", me.nspace, took);
@@ -65,19 +61,8 @@ static int client_main(void) {
 
 /* -------------------------------------------------------------------- host */
 static void register_job(const char *nspace, int size) {
-    pmix_info_t info;
-    uint32_t n = (uint32_t)size;
-    PMIX_INFO_LOAD(&info, PMIX_JOB_SIZE, &n, PMIX_UINT32);
-    for (int r = 0; r < size; ++r) {
-        pmix_proc_t p;
-        PMIX_LOAD_PROCID(&p, nspace, (pmix_rank_t)r);
-        pmix_status_t rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
-        CHECK(rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED, "register client %s", nspace);
-    }
-    pmix_nspace_t ns;
-    PMIX_LOAD_NSPACE(ns, nspace);
-    pmix_status_t rc = PMIx_server_register_nspace(ns, size, &info, 1, NULL, NULL);
-    CHECK(rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED, "register nspace %s", nspace);
+    pmix_status_t rc = host_register_job(nspace, size);
+    CHECK(rc == PMIX_SUCCESS, "register job %s: %s", nspace, PMIx_Error_string(rc));
 }
 
 static pid_t start_client(const char *self, const char *nspace, int ready_fd) {

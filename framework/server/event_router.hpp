@@ -1,0 +1,71 @@
+// EventRouter: event notification on the server side
+// (framework/event/README.md). Owns the clients' handler registrations, the
+// code sets the host was asked for (register_events upcall) and the event
+// cache (evcache); handles register_events / deregister_events / notify;
+// routes events from clients and from the host to the local clients in range,
+// the cache, the server process's own handlers and (leaving the node) the
+// host's notify_event. A departed client's registrations go and cached job
+// events stop waiting for it. Progress thread only.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "evcache/evcache_base.hpp"
+#include "event/event.hpp"
+#include "event/registry.hpp"
+#include "server/client_table.hpp"
+#include "server/requests.hpp"
+#include "server/upcalls.hpp"
+
+namespace pmixpp::server {
+
+class EventRouter final : public DepartureListener {
+  public:
+    // `self`: the server process's identity (set at start, read at each event).
+    EventRouter(ClientTable &clients, const HostUpcalls &host, RequestTable &requests,
+                const pmix_proc_t &self);
+    // The event cache chosen at PMIx_server_init (nullptr: none).
+    void set_cache(std::unique_ptr<evcache_base::EventCache> cache);
+    // PMIx_Notify_event called by the host: to the local clients in range,
+    // the cache and the server process's own handlers; never back to the host.
+    void notify_from_host(std::shared_ptr<const events::Event> ev);
+    // A handler of the server process itself was registered: replay the
+    // matching cached events to it.
+    void replay_to_self(std::size_t id);
+    void client_departed(const ProcKey &client, Departure why) override;
+    void job_deregistered(const std::string &nspace) override;
+    void clear();
+
+  private:
+    void handle_register(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    void handle_deregister(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    void handle_notify(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    // Routes one event to the local clients in its range, caches it, runs
+    // the server process's handlers and, for an event from a client whose
+    // range leaves this node, calls the host's notify_event.
+    void route(std::shared_ptr<const events::Event> ev, bool from_host);
+    // Sends matching cached events to registration `id` of `client`.
+    void replay(const ProcKey &client, std::uint64_t id);
+    // Its registrations go, and cached job events stop waiting for it.
+    void forget_client(const ProcKey &client);
+    // After a registration for environment events with these (sorted) codes
+    // went away: when no other registration wants them, the host's
+    // deregister_events upcall, the counterpart of register_events.
+    void release_host_events(const std::vector<pmix_status_t> &sorted);
+
+    ClientTable &clients_;
+    const HostUpcalls &host_;
+    const pmix_proc_t &self_;
+    std::map<ProcKey, std::map<std::uint64_t, events::RegistrationSpec>> regs_;
+    std::set<std::vector<pmix_status_t>> host_codes_;
+    std::unique_ptr<evcache_base::EventCache> cache_;
+};
+
+}  // namespace pmixpp::server

@@ -1,0 +1,297 @@
+// The Modex service (modex.hpp): commit, get (direct modex), PMIx_server_dmodex_request.
+//
+// Get of a local peer: its last committed LOCAL blob (waiting for its commit
+// unless PMIX_IMMEDIATE). Remote: from the blobs host fences and direct
+// modex gave us, else the host's direct_modex upcall (answer: the record
+// stream the remote server's PMIx_server_dmodex_request produced).
+#include "server/modex.hpp"
+
+#include <algorithm>
+
+#include "mca/logging.hpp"
+#include "runtime/progress.hpp"
+#include "wire/codec.hpp"
+#include "wire/message.hpp"
+#include "wire/protocol.hpp"
+
+namespace pmixpp::server {
+
+using runtime::ProgressEngine;
+using wire::BodyReader;
+using wire::BodyWriter;
+using wire::Channel;
+using wire::Frame;
+
+namespace {
+
+auto log() {
+    return mca::framework_logger("server");
+}
+
+std::span<const std::byte> as_bytes(const std::vector<std::uint8_t> &v) {
+    return {reinterpret_cast<const std::byte *>(v.data()), v.size()};
+}
+
+}  // namespace
+
+Modex::Modex(ClientTable &clients, const HostUpcalls &host, RequestTable &requests,
+             JobBlobFn job_blob)
+    : clients_(clients), host_(host), job_blob_(std::move(job_blob)) {
+    requests.add(wire::Command::commit, [this](Channel &ch, Frame &frame, ClientRecord *client) {
+        handle_commit(ch, frame, client);
+    });
+    requests.add(wire::Command::get, [this](Channel &ch, Frame &frame, ClientRecord *client) {
+        handle_get(ch, frame, client);
+    });
+}
+
+void Modex::clear() {
+    remote_blobs_.clear();
+    waiters_.clear();
+    for (auto &[nspace, waiting] : deferred_) {
+        for (const auto &d : waiting) d.cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, d.cbdata);
+    }
+    deferred_.clear();
+    store_.reset();
+}
+
+std::size_t Modex::waiting_on(const ProcKey &client) const {
+    auto it = waiters_.find(client);
+    return it == waiters_.end() ? 0 : it->second.size();
+}
+
+void Modex::client_departed(const ProcKey &client, Departure) {
+    // Get / dmodex requests waiting for its commit: answered now (NOT_FOUND
+    // unless it committed before).
+    run_waiters(client);
+}
+
+void Modex::job_deregistered(const std::string &nspace) {
+    std::erase_if(remote_blobs_, [&](const auto &e) { return e.first.first == nspace; });
+}
+
+void Modex::job_registered(const std::string &nspace) {
+    if (auto it = deferred_.find(nspace); it != deferred_.end()) {
+        auto waiting = std::move(it->second);
+        deferred_.erase(it);
+        for (const auto &d : waiting) dmodex_request(d.proc, d.cbfunc, d.cbdata);
+    }
+}
+
+void Modex::keep_remote(const ProcKey &proc, std::vector<std::uint8_t> blob) {
+    remote_blobs_[proc] = std::move(blob);
+}
+
+void Modex::forget_remote(const ProcKey &proc) {
+    std::erase_if(remote_blobs_, [&](const auto &entry) {
+        return entry.first.first == proc.first &&
+               (proc.second == PMIX_RANK_WILDCARD || entry.first.second == proc.second);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// commit
+
+void Modex::handle_commit(Channel &ch, Frame &frame, ClientRecord *client) {
+    BodyReader r(frame.body);
+    std::vector<std::uint8_t> local, remote;
+    r.bytes(local);
+    r.bytes(remote);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed commit");
+        return;
+    }
+    pmix_proc_t proc = client->proc;
+    auto st =
+        store_->write([&](mca::gds::Module &m) { return m.store_modex(proc, as_bytes(local)); });
+    if (!st.ok()) {
+        log()->warn("server: client {} committed a blob the datastore refuses: {}",
+                    describe(key_of(proc)), st.message());
+        ch.close("commit blob refused by the datastore");
+        return;
+    }
+    record_commit(*client, std::move(local), std::move(remote));
+}
+
+void Modex::record_commit(ClientRecord &c, std::vector<std::uint8_t> local,
+                          std::vector<std::uint8_t> remote) {
+    c.local_blob = std::move(local);
+    c.remote_blob = std::move(remote);
+    c.committed = true;
+    ++c.commits_received;
+    run_waiters(key_of(c.proc));
+}
+
+void Modex::run_waiters(const ProcKey &client) {
+    auto it = waiters_.find(client);
+    if (it == waiters_.end()) return;
+    auto waiters = std::move(it->second);
+    waiters_.erase(it);
+    for (auto &w : waiters) w();
+}
+
+bool Modex::commit_in_flight(const ClientRecord &c) {
+    JobRecord *job = clients_.find_job(c.proc.nspace);
+    return job != nullptr && job->fence_shm &&
+           job->fence_shm->commits(c.proc.rank) > c.commits_received;
+}
+
+// ---------------------------------------------------------------------------------------------
+// get (direct modex)
+
+void Modex::reply_get_local(const PendingReply &reply, const ProcKey &target, bool wait,
+                            std::uint32_t timeout_s) {
+    ClientRecord *c = clients_.find_client(target);
+    if (c == nullptr) {
+        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
+        return;
+    }
+    if ((c->state == ClientRecord::State::connected ||
+         c->state == ClientRecord::State::connecting) &&
+        commit_in_flight(*c)) {
+        // It committed before a shared-memory fence that the requester has
+        // passed: answer with that commit, not an older one.
+        waiters_[target].push_back([this, reply, target, wait, timeout_s] {
+            reply_get_local(reply, target, wait, timeout_s);
+        });
+        return;
+    }
+    if (c->committed) {
+        std::vector<std::uint8_t> stream;
+        wire::append_record(stream, c->proc, c->local_blob);
+        send_reply(
+            reply,
+            BodyWriter().i32(PMIX_SUCCESS).bytes(std::vector<std::uint8_t>{}).bytes(stream).take());
+        return;
+    }
+    if (!wait || c->state == ClientRecord::State::lost ||
+        c->state == ClientRecord::State::finalized) {
+        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
+        return;
+    }
+    auto done = std::make_shared<bool>(false);
+    std::uint64_t timer = 0;
+    if (timeout_s > 0) {
+        timer = ProgressEngine::instance().after(std::chrono::seconds(timeout_s), [reply, done] {
+            if (*done) return;
+            *done = true;
+            send_reply(reply, status_body(PMIX_ERR_TIMEOUT));
+        });
+    }
+    waiters_[target].push_back([this, reply, target, done, timer] {
+        if (*done) return;
+        *done = true;
+        if (timer != 0) ProgressEngine::instance().cancel(timer);
+        reply_get_local(reply, target, false, 0);
+    });
+}
+
+void Modex::handle_get(Channel &ch, Frame &frame, ClientRecord *client) {
+    BodyReader r(frame.body);
+    pmix_proc_t proc{};
+    std::string key;
+    bool immediate = false;
+    std::uint32_t timeout = 0;
+    wire::InfoArray info;
+    r.proc(proc);
+    r.str(key);
+    r.boolean(immediate);
+    r.u32(timeout);
+    r.infos(info);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed get request");
+        return;
+    }
+    const auto reply = PendingReply::to(ch, frame);
+    const ProcKey target = key_of(proc);
+    const ProcKey me = key_of(client->proc);
+    const std::vector<std::uint8_t> none;
+
+    if (target.second == PMIX_RANK_WILDCARD || target.second == PMIX_RANK_UNDEF) {
+        auto blob =
+            target.first == me.first ? std::vector<std::uint8_t>{} : job_blob_(target.first);
+        if (blob.empty()) {
+            send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
+        } else {
+            send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(blob).bytes(none).take());
+        }
+        return;
+    }
+    if (clients_.find_client(target) != nullptr) {
+        reply_get_local(reply, target, !immediate, timeout);
+        return;
+    }
+    const auto jb =
+        target.first == me.first ? std::vector<std::uint8_t>{} : job_blob_(target.first);
+    if (auto it = remote_blobs_.find(target); it != remote_blobs_.end()) {
+        std::vector<std::uint8_t> stream;
+        wire::append_record(stream, proc, it->second);
+        send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(jb).bytes(stream).take());
+        return;
+    }
+    if (host_->direct_modex == nullptr) {
+        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
+        return;
+    }
+    auto args = std::make_shared<HostArgs>();
+    args->procs.push_back(proc);
+    if (!key.empty()) args->add_string(PMIX_REQUIRED_KEY, key);
+    if (timeout > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(timeout));
+    call_host_modex(
+        [this, args](pmix_modex_cbfunc_t cb, void *cbdata) {
+            return host_->direct_modex(args->procs.data(), args->info_data(), args->info_size(), cb,
+                                       cbdata);
+        },
+        [this, reply, target, args, jb](pmix_status_t status, std::vector<std::uint8_t> payload) {
+            std::vector<wire::ModexRecord> records;
+            if (status == PMIX_SUCCESS && !wire::parse_records(payload, records)) {
+                log()->error("server: the host's direct-modex data for {} is malformed",
+                             describe(target));
+                status = PMIX_ERR_UNPACK_FAILURE;
+            }
+            if (status != PMIX_SUCCESS) {
+                send_reply(reply, status_body(status));
+                return;
+            }
+            std::vector<std::uint8_t> stream;
+            for (auto &rec : records) {
+                wire::append_record(stream, rec.proc, rec.blob);
+                keep_remote(key_of(rec.proc), std::move(rec.blob));
+            }
+            send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).bytes(jb).bytes(stream).take());
+        });
+}
+
+// ---------------------------------------------------------------------------------------------
+// PMIx_server_dmodex_request
+
+void Modex::dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc,
+                           void *cbdata) {
+    const ProcKey key = key_of(proc);
+    auto respond = [this, key, cbfunc, cbdata] {
+        ClientRecord *c = clients_.find_client(key);
+        if (c == nullptr || !c->committed) {
+            cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, cbdata);
+            return;
+        }
+        std::vector<std::uint8_t> stream;
+        wire::append_record(stream, c->proc, c->remote_blob);
+        // Ours: the host copies what it keeps before returning.
+        cbfunc(PMIX_SUCCESS, reinterpret_cast<char *>(stream.data()), stream.size(), cbdata);
+    };
+    ClientRecord *c = clients_.find_client(key);
+    if (const JobRecord *job = clients_.find_job(key.first);
+        c == nullptr && (job == nullptr || !job->registered)) {
+        // Another node asks before our host registered this job here.
+        deferred_[key.first].push_back({proc, cbfunc, cbdata});
+        return;
+    }
+    if (c == nullptr || c->committed || c->state == ClientRecord::State::lost ||
+        c->state == ClientRecord::State::finalized) {
+        respond();
+        return;
+    }
+    waiters_[key].push_back(respond);
+}
+
+}  // namespace pmixpp::server

@@ -1,0 +1,202 @@
+// Unit tests of the server's Modex service (framework/server/modex.hpp)
+// without sockets or a progress loop: get and dmodex waiters on a client's
+// commit are answered at its commit and at each kind of departure; deferred
+// dmodex requests; the remote blobs the collectives keep.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "server/client_table.hpp"
+#include "server/modex.hpp"
+#include "server/requests.hpp"
+#include "wire/message.hpp"
+
+using namespace pmixpp::server;
+
+namespace {
+
+// A reply as the client would read it: status, job blob, record stream.
+struct Answer {
+    int count = 0;
+    pmix_status_t status = PMIX_ERR_NOT_AVAILABLE;
+    std::vector<pmixpp::wire::ModexRecord> records;
+};
+
+PendingReply into(Answer &a) {
+    return PendingReply::to([&a](std::span<const std::uint8_t> body) {
+        ++a.count;
+        pmixpp::wire::BodyReader r(body);
+        std::int32_t st = 0;
+        r.i32(st);
+        a.status = st;
+        std::vector<std::uint8_t> job, stream;
+        if (st == PMIX_SUCCESS && r.bytes(job) && r.bytes(stream)) {
+            EXPECT_TRUE(pmixpp::wire::parse_records(stream, a.records));
+        }
+    });
+}
+
+// What PMIx_server_dmodex_request's callback received.
+struct DmodexAnswer {
+    int count = 0;
+    pmix_status_t status = PMIX_ERR_NOT_AVAILABLE;
+    std::vector<pmixpp::wire::ModexRecord> records;
+};
+
+void dmodex_cb(pmix_status_t status, char *data, size_t size, void *cbdata) {
+    auto *a = static_cast<DmodexAnswer *>(cbdata);
+    ++a->count;
+    a->status = status;
+    if (data != nullptr) {
+        std::span<const std::uint8_t> s(reinterpret_cast<const std::uint8_t *>(data), size);
+        EXPECT_TRUE(pmixpp::wire::parse_records(s, a->records));
+    }
+}
+
+struct ModexTest : ::testing::Test {
+    ClientTable table;
+    HostUpcalls host;  // no upcalls
+    RequestTable requests;
+    Modex modex{table, host, requests,
+                [](const std::string &) { return std::vector<std::uint8_t>{}; }};
+    ModexTest() { table.subscribe(&modex); }
+
+    ClientRecord &client(const char *ns, pmix_rank_t rank) {
+        ClientRecord &c = table.register_client(proc_of({ns, rank}), 0, 0, nullptr);
+        c.state = ClientRecord::State::connected;
+        table.job(ns).registered = true;
+        return c;
+    }
+};
+
+const std::vector<std::uint8_t> kLocal{1, 2, 3};
+const std::vector<std::uint8_t> kRemote{9, 8};
+
+}  // namespace
+
+TEST_F(ModexTest, RegistersCommitAndGet) {
+    EXPECT_NE(requests.find(static_cast<std::uint16_t>(pmixpp::wire::Command::commit)), nullptr);
+    EXPECT_NE(requests.find(static_cast<std::uint16_t>(pmixpp::wire::Command::get)), nullptr);
+}
+
+TEST_F(ModexTest, GetWaiterIsAnsweredAtTheCommit) {
+    ClientRecord &c = client("a", 1);
+    Answer a;
+    modex.reply_get_local(into(a), {"a", 1}, true, 0);
+    EXPECT_EQ(a.count, 0);
+    EXPECT_EQ(modex.waiting_on({"a", 1}), 1u);
+    modex.record_commit(c, kLocal, kRemote);
+    EXPECT_EQ(a.count, 1);
+    EXPECT_EQ(a.status, PMIX_SUCCESS);
+    ASSERT_EQ(a.records.size(), 1u);
+    EXPECT_EQ(a.records[0].blob, kLocal);
+    EXPECT_EQ(a.records[0].proc.rank, 1u);
+    EXPECT_EQ(modex.waiting_on({"a", 1}), 0u);
+    modex.record_commit(c, kLocal, kRemote);  // a second commit answers nobody again
+    EXPECT_EQ(a.count, 1);
+}
+
+TEST_F(ModexTest, GetWaiterIsAnsweredNotFoundAtEachDeparture) {
+    for (Departure why : {Departure::finalized, Departure::lost, Departure::deregistered}) {
+        client("a", 1);
+        Answer a, other;
+        client("b", 0);
+        modex.reply_get_local(into(a), {"a", 1}, true, 0);
+        modex.reply_get_local(into(other), {"b", 0}, true, 0);
+        if (why == Departure::deregistered) {
+            table.deregister_client({"a", 1});
+        } else {
+            EXPECT_TRUE(table.depart({"a", 1}, why));
+        }
+        EXPECT_EQ(a.count, 1) << to_string(why);
+        EXPECT_EQ(a.status, PMIX_ERR_NOT_FOUND) << to_string(why);
+        EXPECT_EQ(other.count, 0) << "a waiter on another client stays";
+        EXPECT_EQ(modex.waiting_on({"b", 0}), 1u);
+        table.deregister_nspace("a");
+        table.deregister_nspace("b");
+        EXPECT_EQ(other.status, PMIX_ERR_NOT_FOUND);
+    }
+}
+
+TEST_F(ModexTest, GetOfADepartedClientThatCommittedStillAnswersItsData) {
+    ClientRecord &c = client("a", 0);
+    modex.record_commit(c, kLocal, kRemote);
+    table.depart({"a", 0}, Departure::finalized);
+    Answer a;
+    modex.reply_get_local(into(a), {"a", 0}, true, 0);
+    EXPECT_EQ(a.status, PMIX_SUCCESS);
+    ASSERT_EQ(a.records.size(), 1u);
+    EXPECT_EQ(a.records[0].blob, kLocal);
+}
+
+TEST_F(ModexTest, GetWithoutWaitingOrOfAnUnknownClientIsNotFoundAtOnce) {
+    client("a", 0);
+    Answer immediate, unknown, gone;
+    modex.reply_get_local(into(immediate), {"a", 0}, false, 0);
+    modex.reply_get_local(into(unknown), {"zz", 3}, true, 0);
+    table.depart({"a", 0}, Departure::lost);
+    modex.reply_get_local(into(gone), {"a", 0}, true, 0);
+    for (auto *a : {&immediate, &unknown, &gone}) {
+        EXPECT_EQ(a->count, 1);
+        EXPECT_EQ(a->status, PMIX_ERR_NOT_FOUND);
+    }
+    EXPECT_EQ(modex.waiting_on({"a", 0}), 0u);
+}
+
+TEST_F(ModexTest, DmodexRequestWaitsForTheCommitAndAnswersTheRemoteBlob) {
+    ClientRecord &c = client("a", 2);
+    DmodexAnswer d;
+    const pmix_proc_t p = proc_of({"a", 2});
+    modex.dmodex_request(p, &dmodex_cb, &d);
+    EXPECT_EQ(d.count, 0);
+    modex.record_commit(c, kLocal, kRemote);
+    EXPECT_EQ(d.count, 1);
+    EXPECT_EQ(d.status, PMIX_SUCCESS);
+    ASSERT_EQ(d.records.size(), 1u);
+    EXPECT_EQ(d.records[0].blob, kRemote);
+}
+
+TEST_F(ModexTest, DmodexRequestIsAnsweredNotFoundAtEachDeparture) {
+    for (Departure why : {Departure::finalized, Departure::lost, Departure::deregistered}) {
+        client("a", 0);
+        DmodexAnswer d;
+        modex.dmodex_request(proc_of({"a", 0}), &dmodex_cb, &d);
+        if (why == Departure::deregistered) {
+            table.deregister_nspace("a");
+        } else {
+            table.depart({"a", 0}, why);
+        }
+        EXPECT_EQ(d.count, 1) << to_string(why);
+        EXPECT_EQ(d.status, PMIX_ERR_NOT_FOUND) << to_string(why);
+        table.deregister_nspace("a");
+    }
+}
+
+TEST_F(ModexTest, DmodexRequestForAJobNotRegisteredYetWaitsForIt) {
+    DmodexAnswer early, never;
+    modex.dmodex_request(proc_of({"late", 0}), &dmodex_cb, &early);
+    modex.dmodex_request(proc_of({"never", 0}), &dmodex_cb, &never);
+    EXPECT_EQ(early.count, 0);
+    ClientRecord &c = client("late", 0);
+    modex.record_commit(c, kLocal, kRemote);
+    modex.job_registered("late");
+    EXPECT_EQ(early.count, 1);
+    EXPECT_EQ(early.status, PMIX_SUCCESS);
+    EXPECT_EQ(never.count, 0);
+    modex.clear();  // server stop
+    EXPECT_EQ(never.count, 1);
+    EXPECT_EQ(never.status, PMIX_ERR_NOT_FOUND);
+}
+
+TEST_F(ModexTest, RemoteBlobsAreForgottenByProcByJobAndAtDeregistration) {
+    modex.keep_remote({"r", 0}, kLocal);
+    modex.keep_remote({"r", 1}, kLocal);
+    modex.keep_remote({"s", 0}, kRemote);
+    modex.forget_remote({"r", 1});
+    EXPECT_EQ(modex.remote_blobs().size(), 2u);
+    modex.forget_remote({"r", PMIX_RANK_WILDCARD});
+    EXPECT_EQ(modex.remote_blobs().size(), 1u);
+    table.deregister_nspace("s");
+    EXPECT_TRUE(modex.remote_blobs().empty());
+}
