@@ -2,7 +2,7 @@
 
 #include <event2/thread.h>
 
-#include "mca/logging.hpp"
+#include "runtime/logging.hpp"
 
 namespace pmixpp::runtime {
 

@@ -1,4 +1,4 @@
-#include "mca/logging.hpp"
+#include "runtime/logging.hpp"
 
 #include <map>
 #include <mutex>
