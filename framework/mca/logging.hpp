@@ -5,3 +5,10 @@
 #pragma once
 
 #include "runtime/logging.hpp"
+
+namespace pmixpp::mca {
+
+using runtime::framework_logger;
+using runtime::set_framework_verbosity;
+
+}  // namespace pmixpp::mca

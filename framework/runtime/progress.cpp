@@ -8,7 +8,7 @@ namespace pmixpp::runtime {
 
 namespace {
 auto log() {
-    return mca::framework_logger("runtime");
+    return runtime::framework_logger("runtime");
 }
 }  // namespace
 
