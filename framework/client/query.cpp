@@ -25,7 +25,7 @@
 #include <set>
 
 #include "client/request_util.hpp"
-#include "server/regex.hpp"
+#include "wire/regex.hpp"
 #include "wire/codec.hpp"
 
 using pmixpp::client::Client;

@@ -10,7 +10,7 @@
 
 #include "runtime/progress.hpp"
 #include "runtime/rwlock.hpp"
-#include "server/regex.hpp"
+#include "wire/regex.hpp"
 #include "wire/frame.hpp"
 #include "wire/message.hpp"
 

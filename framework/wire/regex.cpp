@@ -1,4 +1,4 @@
-#include "server/regex.hpp"
+#include "wire/regex.hpp"
 
 #include <charconv>
 #include <cstdlib>
