@@ -162,5 +162,6 @@ const std::size_t kStaticComponentCount = ${count};
 
 }  // namespace pmixpp::mca
 " @ONLY)
-  target_sources(pmix PRIVATE ${out})
+  # Compiled with the MCA layer, whose header it includes.
+  target_sources(pmixcore_mca PRIVATE ${out})
 endfunction()

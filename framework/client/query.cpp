@@ -16,7 +16,7 @@
 // (and no results).
 //
 // Resolve: from the job's PMIX_NODE_MAP / PMIX_PROC_MAP (our regex format,
-// server/regex.hpp), else from the per-process PMIX_HOSTNAME values. Data of
+// wire/regex.hpp), else from the per-process PMIX_HOSTNAME values. Data of
 // another job comes through PMIx_Get, which asks the server on a miss.
 #include <pmix.h>
 
@@ -31,7 +31,7 @@
 
 #include "client/request_util.hpp"
 #include "runtime/std_abi.hpp"
-#include "server/regex.hpp"
+#include "wire/regex.hpp"
 #include "wire/codec.hpp"
 
 using pmixpp::client::Client;
@@ -316,8 +316,8 @@ std::optional<std::vector<std::pair<std::string, std::vector<pmix_rank_t>>>> job
     auto nmap = get_string(wild, PMIX_NODE_MAP);
     auto pmap = get_string(wild, PMIX_PROC_MAP);
     if (nmap && pmap) {
-        auto nodes = pmixpp::server::decode_node_map(*nmap);
-        auto ranks = pmixpp::server::decode_proc_map(*pmap);
+        auto nodes = pmixpp::wire::decode_node_map(*nmap);
+        auto ranks = pmixpp::wire::decode_proc_map(*pmap);
         if (nodes && ranks && nodes->size() == ranks->size()) {
             std::vector<std::pair<std::string, std::vector<pmix_rank_t>>> out;
             for (std::size_t i = 0; i < nodes->size(); ++i) {

@@ -1,19 +1,14 @@
-// One spdlog logger per framework ("pmix.<fw>"), writing to stderr, at the level
-// that <fw>_base_verbose asks for. Internal to libpmix: framework bases include
-// this to log through their framework's logger.
+// The framework loggers ("pmix.<fw>") live in the runtime layer
+// (runtime/logging.hpp); the MCA layer sets their verbosity from the
+// <fw>_base_verbose parameters. Framework bases and the layers above include
+// this header and log through mca::framework_logger(<fw>).
 #pragma once
 
-#include <memory>
-#include <string_view>
-
-#include <spdlog/logger.h>
+#include "runtime/logging.hpp"
 
 namespace pmixpp::mca {
 
-// Created on first use at level "warn" (verbosity 0). Never returns null.
-std::shared_ptr<spdlog::logger> framework_logger(std::string_view framework);
-
-// Verbosity N -> level: 0 warnings and errors only, 1-4 info, 5-9 debug, 10+ trace.
-void set_framework_verbosity(std::string_view framework, long long verbosity);
+using runtime::framework_logger;
+using runtime::set_framework_verbosity;
 
 }  // namespace pmixpp::mca

@@ -2,13 +2,13 @@
 
 #include <event2/thread.h>
 
-#include "mca/logging.hpp"
+#include "runtime/logging.hpp"
 
 namespace pmixpp::runtime {
 
 namespace {
 auto log() {
-    return mca::framework_logger("runtime");
+    return runtime::framework_logger("runtime");
 }
 }  // namespace
 

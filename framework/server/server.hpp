@@ -2,7 +2,7 @@
 // connections and the collectives among them. See README.md in this folder.
 //
 // Threads: every member is touched only on the progress thread. The C entry
-// points (server_api.cpp) copy their arguments and post closures here; host
+// points (api/server_api.cpp) copy their arguments and post closures here; host
 // completion callbacks (any thread, any time, or inline) are thread-shifted
 // with ProgressEngine::post() before they touch anything.
 #pragma once

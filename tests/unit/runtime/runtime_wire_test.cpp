@@ -10,7 +10,7 @@
 
 #include "runtime/progress.hpp"
 #include "runtime/rwlock.hpp"
-#include "server/regex.hpp"
+#include "wire/regex.hpp"
 #include "wire/frame.hpp"
 #include "wire/message.hpp"
 
@@ -213,15 +213,25 @@ TEST(ModexRecords, ConcatenatedStreamsParseAsOneStream) {
 
 TEST(NodeAndProcMaps, RoundTripThroughOurFormat) {
     std::vector<std::string> nodes{"n01", "n02", "n03", "n07", "login", "c1", "c2"};
-    auto map = server::encode_node_map(nodes);
+    auto map = wire::encode_node_map(nodes);
     EXPECT_EQ(map, "pmixpp:1:n[2:1-3,7],login,c[0:1-2]");
-    EXPECT_EQ(server::decode_node_map(map), nodes);
+    EXPECT_EQ(wire::decode_node_map(map), nodes);
     std::vector<std::vector<unsigned>> procs{{0, 1, 2, 3}, {4, 5, 9}};
-    auto pmap = server::encode_proc_map(procs);
+    auto pmap = wire::encode_proc_map(procs);
     EXPECT_EQ(pmap, "pmixpp:1:0-3;4-5,9");
-    EXPECT_EQ(server::decode_proc_map(pmap), procs);
-    EXPECT_FALSE(server::decode_node_map("n1,n2"));
-    EXPECT_FALSE(server::decode_proc_map("pmixpp:1:3-1"));
+    EXPECT_EQ(wire::decode_proc_map(pmap), procs);
+    EXPECT_FALSE(wire::decode_node_map("n1,n2"));
+    EXPECT_FALSE(wire::decode_proc_map("pmixpp:1:3-1"));
+}
+
+// The inputs of PMIx_generate_regex / PMIx_generate_ppn.
+TEST(NodeAndProcMaps, ParsesTheGenerateInputs) {
+    EXPECT_TRUE(wire::split_node_list("").empty());
+    EXPECT_EQ(wire::split_node_list("n1,login"), (std::vector<std::string>{"n1", "login"}));
+    EXPECT_EQ(wire::parse_rank_lists("0-2;5,7"),
+              (std::vector<std::vector<unsigned>>{{0, 1, 2}, {5, 7}}));
+    EXPECT_FALSE(wire::parse_rank_lists("0-2;x"));
+    EXPECT_FALSE(wire::parse_rank_lists("3-1"));
 }
 
 // A writer waiting for the lock keeps new readers out (glibc's std::shared_mutex

@@ -1,4 +1,4 @@
-#include "mca/logging.hpp"
+#include "runtime/logging.hpp"
 
 #include <map>
 #include <mutex>
@@ -6,7 +6,7 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 
-namespace pmixpp::mca {
+namespace pmixpp::runtime {
 
 namespace {
 struct Loggers {
@@ -54,4 +54,4 @@ void set_framework_verbosity(std::string_view framework, long long verbosity) {
     framework_logger(framework)->set_level(level_for(verbosity));
 }
 
-}  // namespace pmixpp::mca
+}  // namespace pmixpp::runtime

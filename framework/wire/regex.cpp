@@ -1,14 +1,8 @@
-#include "server/regex.hpp"
+#include "wire/regex.hpp"
 
 #include <charconv>
-#include <cstdlib>
-#include <cstring>
 
-#include <pmix_server.h>
-
-#include "runtime/init_state.hpp"
-
-namespace pmixpp::server {
+namespace pmixpp::wire {
 
 namespace {
 
@@ -182,47 +176,21 @@ std::optional<std::vector<std::vector<unsigned>>> decode_proc_map(std::string_vi
     return out;
 }
 
-}  // namespace pmixpp::server
-
-namespace {
-char *dup_string(const std::string &s) {
-    char *out = static_cast<char *>(std::malloc(s.size() + 1));
-    if (out != nullptr) std::memcpy(out, s.c_str(), s.size() + 1);
-    return out;
-}
-}  // namespace
-
-extern "C" {
-
-// Both return malloc'd, NUL-terminated strings the caller frees (OPENMPI-CONTRACT §2.4).
-// Like OpenPMIx 4.2 (shared/abi/runtime_probe.out.txt) they need an initialized
-// library: PMIX_ERR_INIT before that.
-PMIX_EXPORT pmix_status_t PMIx_generate_regex(const char *input, char **regex) {
-    if (regex == nullptr) return PMIX_ERR_BAD_PARAM;
-    *regex = nullptr;
-    if (!pmixpp::runtime::any_face_initialized()) return PMIX_ERR_INIT;
-    if (input == nullptr) return PMIX_ERR_BAD_PARAM;
+std::vector<std::string> split_node_list(std::string_view list) {
     std::vector<std::string> nodes;
-    if (*input != '\0') {
-        for (auto n : pmixpp::server::split(input, ',')) nodes.emplace_back(n);
-    }
-    *regex = dup_string(pmixpp::server::encode_node_map(nodes));
-    return *regex != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    if (list.empty()) return nodes;
+    for (auto n : split(list, ',')) nodes.emplace_back(n);
+    return nodes;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_generate_ppn(const char *input, char **ppn) {
-    if (ppn == nullptr) return PMIX_ERR_BAD_PARAM;
-    *ppn = nullptr;
-    if (!pmixpp::runtime::any_face_initialized()) return PMIX_ERR_INIT;
-    if (input == nullptr) return PMIX_ERR_BAD_PARAM;
+std::optional<std::vector<std::vector<unsigned>>> parse_rank_lists(std::string_view lists) {
     std::vector<std::vector<unsigned>> per_node;
-    for (auto node : pmixpp::server::split(input, ';')) {
-        auto r = pmixpp::server::ranges(node);
-        if (!r) return PMIX_ERR_BAD_PARAM;
+    for (auto node : split(lists, ';')) {
+        auto r = ranges(node);
+        if (!r) return std::nullopt;
         per_node.push_back(std::move(*r));
     }
-    *ppn = dup_string(pmixpp::server::encode_proc_map(per_node));
-    return *ppn != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    return per_node;
 }
 
-}  // extern "C"
+}  // namespace pmixpp::wire

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pmixpp::server {
+namespace pmixpp::wire {
 
 inline constexpr std::string_view kMapPrefix = "pmixpp:1:";
 
@@ -25,4 +25,10 @@ std::string encode_proc_map(const std::vector<std::vector<unsigned>> &ranks_per_
 std::optional<std::vector<std::string>> decode_node_map(std::string_view map);
 std::optional<std::vector<std::vector<unsigned>>> decode_proc_map(std::string_view map);
 
-}  // namespace pmixpp::server
+// The inputs of PMIx_generate_regex / PMIx_generate_ppn (api/regex_api.cpp):
+// "n1,n2,n3" -> names ("" -> none); "0-3;4,5" -> one rank list per node
+// (std::nullopt when a list is not ranks and ranges a-b).
+std::vector<std::string> split_node_list(std::string_view list);
+std::optional<std::vector<std::vector<unsigned>>> parse_rank_lists(std::string_view lists);
+
+}  // namespace pmixpp::wire
