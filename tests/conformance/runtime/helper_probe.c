@@ -87,6 +87,13 @@ static void info_macros(void) {
     printf("info xfer string: status %d key %s deep %s value %s flags %u\n", (int)rc, copy.key,
            copy.value.data.string != info[1].value.data.string ? "yes" : "no",
            text(copy.value.data.string), (unsigned)copy.flags);
+    /* Info_xfer does not release what the target held (neither library does):
+       the string copy goes first, the target is then loaded with a value that
+       owns no memory, so the transfer over a loaded info leaks nothing. */
+    PMIX_INFO_DESTRUCT(&copy);
+    PMIX_INFO_CONSTRUCT(&copy);
+    int32_t held = 5;
+    PMIX_INFO_LOAD(&copy, "pmixpp.probe.held", &held, PMIX_INT32);
     rc = PMIx_Info_xfer(&copy, &info[2]);
     printf("info xfer over a loaded info: status %d type %u value %u flags %u\n", (int)rc,
            (unsigned)copy.value.type, (unsigned)copy.value.data.uint32, (unsigned)copy.flags);
