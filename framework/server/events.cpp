@@ -86,10 +86,6 @@ std::vector<std::uint8_t> event_message(bool targeted, std::uint64_t id,
     return body;
 }
 
-bool live(const ClientRecord &c) {
-    return c.state != ClientRecord::State::finalized && c.state != ClientRecord::State::lost;
-}
-
 }  // namespace
 
 EventRouter::EventRouter(ClientTable &clients, const HostUpcalls &host, RequestTable &requests,
@@ -261,7 +257,7 @@ void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host) {
     std::vector<pmix_proc_t> awaiting;
     for (auto &[nspace, rec] : clients_.jobs()) {
         for (auto &[rank, c] : rec.clients) {
-            if (!live(c) || !in_range(*ev, c.proc)) continue;
+            if (c.gone() || !in_range(*ev, c.proc)) continue;
             bool sent = false;
             if (c.state == ClientRecord::State::connected && c.channel) {
                 auto regs = regs_.find(key_of(c.proc));

@@ -146,9 +146,7 @@ void Modex::reply_get_local(const PendingReply &reply, const ProcKey &target, bo
         send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
         return;
     }
-    if ((c->state == ClientRecord::State::connected ||
-         c->state == ClientRecord::State::connecting) &&
-        commit_in_flight(*c)) {
+    if (c->running() && commit_in_flight(*c)) {
         // It committed before a shared-memory fence that the requester has
         // passed: answer with that commit, not an older one.
         waiters_[target].push_back([this, reply, target, wait, timeout_s] {
@@ -164,8 +162,7 @@ void Modex::reply_get_local(const PendingReply &reply, const ProcKey &target, bo
             BodyWriter().i32(PMIX_SUCCESS).bytes(std::vector<std::uint8_t>{}).bytes(stream).take());
         return;
     }
-    if (!wait || c->state == ClientRecord::State::lost ||
-        c->state == ClientRecord::State::finalized) {
+    if (!wait || c->gone()) {
         send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
         return;
     }
@@ -286,8 +283,7 @@ void Modex::dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cb
         deferred_[key.first].push_back({proc, cbfunc, cbdata});
         return;
     }
-    if (c == nullptr || c->committed || c->state == ClientRecord::State::lost ||
-        c->state == ClientRecord::State::finalized) {
+    if (c == nullptr || c->committed || c->gone()) {
         respond();
         return;
     }

@@ -359,8 +359,7 @@ void Server::handle_handshake(Channel &ch, Frame &frame, ClientRecord *) {
             return;
         }
     }
-    if (client.state == ClientRecord::State::connected ||
-        client.state == ClientRecord::State::connecting) {
+    if (client.running()) {
         refuse(ch, frame, PMIX_ERR_INVALID_CRED, describe(key) + " is already connected");
         return;
     }
@@ -568,8 +567,7 @@ FenceTracker *Server::join_collective(Collective kind, std::vector<pmix_proc_t> 
         }
         for (const auto &k : t.expected_local) {
             ClientRecord *c = find_client(k);
-            if (c != nullptr && (c->state == ClientRecord::State::lost ||
-                                 c->state == ClientRecord::State::finalized)) {
+            if (c != nullptr && c->gone()) {
                 log()->warn("server: fence {} includes {}, which is gone", signature, describe(k));
                 send_reply(reply, status_body(PMIX_ERR_LOST_CONNECTION));
                 return nullptr;
@@ -799,8 +797,7 @@ void Server::mend_shm_fence(const std::string &nspace) {
     if (job == nullptr || !job->fence_shm || job->fence_shm->broken() == PMIX_SUCCESS) return;
     if (job->clients.size() != job->fence_shm->nprocs()) return;  // one was deregistered
     for (const auto &[rank, c] : job->clients) {
-        if (c.state == ClientRecord::State::lost || c.state == ClientRecord::State::finalized)
-            return;
+        if (c.gone()) return;
     }
     job->fence_shm->mend();
     log()->debug("server: fence segment of {} mended: every participant is back", nspace);
