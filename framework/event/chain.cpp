@@ -112,31 +112,9 @@ void EventChain::completion(pmix_status_t status, pmix_info_t *results, size_t n
         });
 }
 
-void EventChain::drop_cleared() {
+void EventChain::erase_results_if(const std::function<bool(const pmix_info_t &)> &doomed) {
     for (auto it = results_.begin(); it != results_.end();) {
-        if (it->key[0] == '\0') {
-            release_info(*it);
-            it = results_.erase(it);
-        } else {
-            ++it;
-        }
-    }
-}
-
-void EventChain::erase_key(const char *key) {
-    for (auto it = results_.begin(); it != results_.end();) {
-        if (PMIX_CHECK_KEY(&*it, key)) {
-            release_info(*it);
-            it = results_.erase(it);
-        } else {
-            ++it;
-        }
-    }
-}
-
-void EventChain::erase_termination() {
-    for (auto it = results_.begin(); it != results_.end();) {
-        if (is_termination(*it)) {
+        if (doomed(*it)) {
             release_info(*it);
             it = results_.erase(it);
         } else {
@@ -154,24 +132,25 @@ void EventChain::keep_required_termination() {
             return;  // untouched
         }
     }
-    erase_termination();
+    erase_results_if(is_termination);
     results_.push_back(copy_info(*required_term_));
 }
 
 void EventChain::append(const pmix_info_t &info) {
     if (is_termination(info)) {
         if (required_term_) return;  // a required decision cannot be overridden
-        erase_termination();
+        erase_results_if(is_termination);
         if (PMIX_INFO_IS_REQUIRED(&info)) required_term_ = copy_info(info);
     } else {
-        erase_key(info.key);  // the results accumulate; a later entry replaces an earlier one
+        // The results accumulate; a later entry replaces an earlier one.
+        erase_results_if([&](const pmix_info_t &i) { return PMIX_CHECK_KEY(&i, info.key); });
     }
     results_.push_back(copy_info(info));
 }
 
 void EventChain::finish_step(const std::shared_ptr<const Handler> &handler, pmix_status_t status,
                              std::vector<pmix_info_t> returned) {
-    drop_cleared();
+    erase_results_if([](const pmix_info_t &i) { return i.key[0] == '\0'; });  // cleared
     keep_required_termination();
     if (status != PMIX_EVENT_ACTION_COMPLETE) {
         pmix_info_t entry;

@@ -58,11 +58,10 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
     void call_next();
     void finish_step(const std::shared_ptr<const Handler> &handler, pmix_status_t status,
                      std::vector<pmix_info_t> returned);
-    void drop_cleared();
     void keep_required_termination();
     void append(const pmix_info_t &info);
-    void erase_termination();
-    void erase_key(const char *key);
+    // Releases and removes the results `doomed` picks.
+    void erase_results_if(const std::function<bool(const pmix_info_t &)> &doomed);
     static void completion(pmix_status_t status, pmix_info_t *results, size_t nresults,
                            pmix_op_cbfunc_t cbfunc, void *thiscbdata, void *notification_cbdata);
 
