@@ -96,10 +96,7 @@ const char *library_fact(const std::string &key) {
 
 void add_string(QueryState &q, const std::string &key, const char *value) {
     pmix_info_t i;
-    std::memset(&i, 0, sizeof i);
-    std::strncpy(i.key, key.c_str(), PMIX_MAX_KEYLEN);
-    i.value.type = PMIX_STRING;
-    i.value.data.string = strdup(value);
+    PMIx_Info_load(&i, key.c_str(), value, PMIX_STRING);
     q.found.push_back(i);
 }
 
