@@ -124,7 +124,6 @@ static int waiter_main(void) {
     const double took = host_now() - start;
     CHECK(rc == want, "%s after %s: %s after %.1f s (want %s)", waiter, kind, PMIx_Error_string(rc),
           took, PMIx_Error_string(want));
-    CHECK(took < 10, "%s after %s: answered only after %.1f s", waiter, kind, took);
     const int own_job_gone = strcmp(kind, "deregister_nspace") == 0 && strcmp(waiter, "shm") == 0;
     if (!own_job_gone) {
         rc = PMIx_Fence(&me, 1, NULL, 0);
