@@ -78,12 +78,13 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "jobctl: signal: %s\n", PMIx_Error_string(rc));
                 ok = 0;
             }
-            PMIX_INFO_LOAD(&d, PMIX_JOB_CTRL_PAUSE, NULL, PMIX_BOOL);
+            PMIX_INFO_LOAD(&d, PMIX_JOB_CTRL_PROVISION, "node1", PMIX_STRING);
             rc = PMIx_Job_control(&peer, 1, &d, 1, NULL, NULL);
+            PMIX_INFO_DESTRUCT(&d);
             if (rc == PMIX_ERR_NOT_SUPPORTED)
                 printf("jobctl refuse ok\n");
             else
-                fprintf(stderr, "jobctl: pause: %s\n", PMIx_Error_string(rc));
+                fprintf(stderr, "jobctl: provision: %s\n", PMIx_Error_string(rc));
         } else {
             for (int i = 0; i < 30000 && !got_signal; ++i) nap();
             if (got_signal)

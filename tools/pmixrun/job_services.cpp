@@ -1,6 +1,7 @@
 #include "job_services.hpp"
 
 #include "data_server.hpp"
+#include "job_control.hpp"
 
 #include <signal.h>
 
@@ -27,53 +28,6 @@ std::string nspace_of(const pmix_proc_t &p) {
 
 bool flag(const pmix_info_t &i) {
     return i.value.type == PMIX_UNDEF || (i.value.type == PMIX_BOOL && i.value.data.flag);
-}
-
-pmix_status_t on_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
-                             size_t ntargets, const pmix_info_t directives[], size_t ndirs,
-                             pmix_info_cbfunc_t, void *) {
-    int sig = 0;
-    for (size_t i = 0; directives != nullptr && i < ndirs; ++i) {
-        const pmix_info_t &d = directives[i];
-        if (PMIX_CHECK_KEY(&d, PMIX_USERID) || PMIX_CHECK_KEY(&d, PMIX_GRPID) ||
-            PMIX_CHECK_KEY(&d, PMIX_JOB_CTRL_ID)) {
-            continue;
-        } else if (PMIX_CHECK_KEY(&d, PMIX_JOB_CTRL_KILL)) {
-            if (flag(d)) sig = SIGKILL;
-        } else if (PMIX_CHECK_KEY(&d, PMIX_JOB_CTRL_TERMINATE)) {
-            if (flag(d)) sig = SIGTERM;
-        } else if (PMIX_CHECK_KEY(&d, PMIX_JOB_CTRL_SIGNAL)) {
-            if (d.value.type != PMIX_INT || d.value.data.integer <= 0 ||
-                d.value.data.integer >= NSIG)
-                return PMIX_ERR_BAD_PARAM;
-            sig = d.value.data.integer;
-        } else {
-            return PMIX_ERR_NOT_SUPPORTED;
-        }
-    }
-    if (sig == 0) return PMIX_ERR_BAD_PARAM;
-    std::vector<pmix_proc_t> wanted(targets, targets + (targets == nullptr ? 0 : ntargets));
-    if (wanted.empty()) {
-        pmix_proc_t all = *requestor;
-        all.rank = PMIX_RANK_WILDCARD;
-        wanted.push_back(all);
-    }
-    std::vector<pid_t> pids;
-    {
-        std::lock_guard lock(g_mutex);
-        for (const auto &t : wanted) {
-            for (const auto &[key, pid] : g_pids) {
-                if (key.first == nspace_of(t) &&
-                    (t.rank == PMIX_RANK_WILDCARD || key.second == t.rank))
-                    pids.push_back(pid);
-            }
-        }
-    }
-    if (pids.empty()) return PMIX_ERR_NOT_FOUND;
-    std::fprintf(stderr, "pmixrun: rank %u asks to send signal %d to %zu process(es)\n",
-                 requestor->rank, sig, pids.size());
-    for (pid_t pid : pids) kill(pid, sig);
-    return PMIX_OPERATION_SUCCEEDED;
 }
 
 void write_line(std::FILE *f, const char *text, std::size_t n) {
@@ -115,13 +69,29 @@ void on_log(const pmix_proc_t *client, const pmix_info_t data[], size_t ndata,
 }  // namespace
 
 void install_job_services(pmix_server_module_t &module) {
-    module.job_control = on_job_control;
+    module.job_control = job_control_upcall;
     module.log = on_log;
 }
 
 void job_services_started(const pmix_proc_t &proc, pid_t pid) {
     std::lock_guard lock(g_mutex);
     g_pids[{nspace_of(proc), proc.rank}] = pid;
+}
+
+std::vector<RunningProc> job_services_find(const pmix_proc_t &target) {
+    std::vector<RunningProc> out;
+    const std::string ns = nspace_of(target);
+    std::lock_guard lock(g_mutex);
+    for (const auto &[key, pid] : g_pids) {
+        if (key.first != ns || (target.rank != PMIX_RANK_WILDCARD && key.second != target.rank))
+            continue;
+        RunningProc rp{};
+        std::memcpy(rp.proc.nspace, ns.data(), std::min<std::size_t>(ns.size(), PMIX_MAX_NSLEN));
+        rp.proc.rank = key.second;
+        rp.pid = pid;
+        out.push_back(rp);
+    }
+    return out;
 }
 
 void job_services_ended(const std::string &nspace, pmix_rank_t rank) {
@@ -133,6 +103,7 @@ void job_services_ended(const std::string &nspace, pmix_rank_t rank) {
     std::memcpy(proc.nspace, nspace.data(), std::min<std::size_t>(nspace.size(), PMIX_MAX_NSLEN));
     proc.rank = rank;
     data_server_proc_ended(proc);
+    job_control_proc_ended(proc);
 }
 
 }  // namespace pmixrun
