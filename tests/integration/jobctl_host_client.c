@@ -13,6 +13,18 @@
  *             rank's handler sees it: "wildcard ok".
  *  refuse:    (1 rank) each refused request gets its own status and a
  *             PMIX_EVENT_TEXT_MESSAGE result: "refuse ok: <what>".
+ *  ckpt_signal, ckpt_event: (2 ranks) rank 1 declares its checkpoint method
+ *             (SIGUSR2, or the PMIX_JCTRL_CHECKPOINT event) for itself; rank 0
+ *             asks for checkpoint "ck.1" (non-blocking); rank 1 is triggered
+ *             by its method ("checkpoint triggered by signal|event"), tells
+ *             rank 0 (a job-control SIGUSR1), rank 0 sees its request still
+ *             pending ("checkpoint pending until complete") and lets rank 1
+ *             go on (SIGUSR1), rank 1 notifies PMIX_JCTRL_CHECKPOINT_COMPLETE
+ *             and rank 0's callback fires with success and the checkpoint's
+ *             name ("checkpoint completed: ck.1").
+ *  ckpt_errors: (2 ranks) no method: PMIX_ERR_PROC_CHECKPOINT; bad method
+ *             declarations; a timeout; a cancelled checkpoint; a target that
+ *             ends without completing: "ckpt ok: <what>".
  * Every wait is bounded (about 30 s); a missed one fails the rank. */
 #include <pmix.h>
 
@@ -26,11 +38,15 @@
 
 static pmix_proc_t me;
 static int failed = 0;
-static volatile sig_atomic_t got_usr1 = 0, got_term = 0;
+static volatile sig_atomic_t got_usr1 = 0, got_term = 0, got_usr2 = 0;
 
 static void on_usr1(int sig) {
     (void)sig;
     got_usr1 = 1;
+}
+static void on_usr2(int sig) {
+    (void)sig;
+    got_usr2 = 1;
 }
 static void on_term(int sig) {
     (void)sig;
@@ -270,6 +286,223 @@ static void mode_refuse(void) {
     printf("refuse ok: still alive\n");
 }
 
+/* ---- checkpoint ---- */
+
+static volatile int ckpt_event_seen = 0;
+static char ckpt_event_name[64];
+
+static void on_ckpt_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                          pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                          pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)results, (void)nresults;
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_JOB_CTRL_CHECKPOINT) && info[i].value.type == PMIX_STRING)
+            snprintf(ckpt_event_name, sizeof ckpt_event_name, "%s", info[i].value.data.string);
+    }
+    __atomic_store_n(&ckpt_event_seen, 1, __ATOMIC_SEQ_CST);
+    if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* A non-blocking request's outcome. */
+struct outcome {
+    volatile int fired;
+    pmix_status_t status;
+    char checkpoint[64];
+};
+
+static void on_outcome(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                       pmix_release_cbfunc_t release_fn, void *release_cbdata) {
+    struct outcome *o = cbdata;
+    o->status = status;
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_JOB_CTRL_CHECKPOINT) && info[i].value.type == PMIX_STRING)
+            snprintf(o->checkpoint, sizeof o->checkpoint, "%s", info[i].value.data.string);
+    }
+    if (release_fn != NULL) release_fn(release_cbdata);
+    __atomic_store_n(&o->fired, 1, __ATOMIC_SEQ_CST);
+}
+
+static int wait_fired(struct outcome *o) {
+    for (int i = 0; i < 30000 && !__atomic_load_n(&o->fired, __ATOMIC_SEQ_CST); ++i) nap();
+    return __atomic_load_n(&o->fired, __ATOMIC_SEQ_CST);
+}
+
+/* Declares one method entry (key, value) for ourselves. */
+static pmix_status_t declare(const char *key, const void *value, pmix_data_type_t type,
+                             size_t nentries, char *why, size_t whylen) {
+    pmix_info_t m[1];
+    PMIX_INFO_LOAD(&m[0], key, value, type);
+    pmix_data_array_t da = {PMIX_INFO, nentries, nentries > 0 ? m : NULL};
+    pmix_info_t d;
+    PMIX_INFO_LOAD(&d, PMIX_JOB_CTRL_CHECKPOINT_METHOD, &da, PMIX_DATA_ARRAY);
+    pmix_status_t rc = request(&me, 1, &d, 1, why, whylen);
+    PMIX_INFO_DESTRUCT(&d);
+    PMIX_INFO_DESTRUCT(&m[0]);
+    return rc;
+}
+
+static pmix_status_t checkpoint_nb(const pmix_proc_t *target, const char *name, const char *id,
+                                   struct outcome *o) {
+    pmix_info_t d[2];
+    size_t n = 1;
+    PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_CHECKPOINT, name, PMIX_STRING);
+    if (id != NULL) PMIX_INFO_LOAD(&d[n++], PMIX_JOB_CTRL_ID, id, PMIX_STRING);
+    memset(o, 0, sizeof *o);
+    pmix_status_t rc = PMIx_Job_control_nb(target, 1, d, n, on_outcome, o);
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&d[i]);
+    return rc;
+}
+
+static pmix_status_t send_signal(pmix_rank_t rank, int sig) {
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, me.nspace, rank);
+    pmix_info_t d;
+    PMIX_INFO_LOAD(&d, PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
+    return request(&p, 1, &d, 1, NULL, 0);
+}
+
+static void mode_checkpoint(int by_event) {
+    signal(SIGUSR1, on_usr1);
+    pmix_proc_t one;
+    PMIX_LOAD_PROCID(&one, me.nspace, 1);
+    if (me.rank == 1) {
+        signal(SIGUSR2, on_usr2);
+        pmix_status_t rc;
+        if (by_event) {
+            pmix_status_t code = PMIX_JCTRL_CHECKPOINT;
+            rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_ckpt_event, NULL, NULL);
+            if (rc < 0) fail("register for PMIX_JCTRL_CHECKPOINT", rc);
+            bool yes = true;
+            rc = declare(PMIX_JOB_CTRL_CHECKPOINT_EVENT, &yes, PMIX_BOOL, 1, NULL, 0);
+        } else {
+            int sig = SIGUSR2;
+            rc = declare(PMIX_JOB_CTRL_CHECKPOINT_SIGNAL, &sig, PMIX_INT, 1, NULL, 0);
+        }
+        if (rc != PMIX_SUCCESS) fail("declare the checkpoint method", rc);
+    }
+    PMIx_Fence(NULL, 0, NULL, 0); /* methods and handlers in place */
+    if (me.rank == 0) {
+        struct outcome o;
+        pmix_status_t rc = checkpoint_nb(&one, "ck.1", NULL, &o);
+        if (rc != PMIX_SUCCESS) fail("checkpoint request", rc);
+        for (int i = 0; i < 30000 && !got_usr1; ++i) nap();
+        if (!got_usr1) fail("rank 1 never said it was triggered", PMIX_ERR_TIMEOUT);
+        if (!__atomic_load_n(&o.fired, __ATOMIC_SEQ_CST))
+            printf("checkpoint pending until complete\n");
+        else
+            fail("the checkpoint request finished before rank 1 completed it", o.status);
+        fflush(stdout);
+        send_signal(1, SIGUSR1); /* go on */
+        if (!wait_fired(&o)) {
+            fail("checkpoint request never answered", PMIX_ERR_TIMEOUT);
+        } else if (o.status == PMIX_SUCCESS && strcmp(o.checkpoint, "ck.1") == 0) {
+            printf("checkpoint completed: %s\n", o.checkpoint);
+        } else {
+            fprintf(stderr, "checkpoint answered %s, name '%s'\n", PMIx_Error_string(o.status),
+                    o.checkpoint);
+            failed = 1;
+        }
+    } else if (me.rank == 1) {
+        int triggered = 0;
+        for (int i = 0; i < 30000 && !triggered; ++i) {
+            triggered = by_event ? __atomic_load_n(&ckpt_event_seen, __ATOMIC_SEQ_CST) : got_usr2;
+            if (!triggered) nap();
+        }
+        if (triggered && (!by_event || strcmp(ckpt_event_name, "ck.1") == 0)) {
+            printf("checkpoint triggered by %s\n", by_event ? "event" : "signal");
+        } else {
+            fail("checkpoint method not triggered (or without the name)", PMIX_ERR_TIMEOUT);
+        }
+        fflush(stdout);
+        send_signal(0, SIGUSR1); /* triggered */
+        for (int i = 0; i < 30000 && !got_usr1; ++i) nap();
+        /* ... the checkpoint is written here ... */
+        pmix_info_t info;
+        PMIX_INFO_LOAD(&info, PMIX_JOB_CTRL_CHECKPOINT, "ck.1", PMIX_STRING);
+        pmix_status_t rc = PMIx_Notify_event(PMIX_JCTRL_CHECKPOINT_COMPLETE, &me, PMIX_RANGE_RM,
+                                             &info, 1, NULL, NULL);
+        if (rc != PMIX_SUCCESS) fail("notify PMIX_JCTRL_CHECKPOINT_COMPLETE", rc);
+        PMIX_INFO_DESTRUCT(&info);
+    }
+    fflush(stdout);
+    PMIx_Fence(NULL, 0, NULL, 0);
+}
+
+static void ckpt_step(const char *what, int ok, pmix_status_t rc, const char *why) {
+    if (ok)
+        printf("ckpt ok: %s (%s%s%s)\n", what, PMIx_Error_string(rc), why ? ": " : "",
+               why ? why : "");
+    else
+        fprintf(stderr, "jobctl_host: ckpt %s: got %s (%s)\n", what, PMIx_Error_string(rc),
+                why ? why : "");
+    if (!ok) failed = 1;
+    fflush(stdout);
+}
+
+static void mode_ckpt_errors(void) {
+    pmix_proc_t one;
+    PMIX_LOAD_PROCID(&one, me.nspace, 1);
+    char why[256];
+    pmix_status_t rc;
+    signal(SIGUSR2, on_usr2);
+    signal(SIGTERM, on_term);
+    PMIx_Fence(NULL, 0, NULL, 0);
+    if (me.rank == 0) {
+        pmix_info_t d[2];
+        PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_CHECKPOINT, "ck.none", PMIX_STRING);
+        rc = request(&one, 1, d, 1, why, sizeof why);
+        ckpt_step("no method", rc == PMIX_ERR_PROC_CHECKPOINT && why[0] != '\0', rc, why);
+        PMIX_INFO_DESTRUCT(&d[0]);
+
+        int sig = SIGUSR2;
+        rc = declare(PMIX_JOB_CTRL_CHECKPOINT_SIGNAL, &sig, PMIX_INT, 0, why, sizeof why);
+        ckpt_step("empty method array", rc == PMIX_ERR_BAD_PARAM, rc, why);
+        sig = SIGKILL;
+        rc = declare(PMIX_JOB_CTRL_CHECKPOINT_SIGNAL, &sig, PMIX_INT, 1, why, sizeof why);
+        ckpt_step("uncatchable signal", rc == PMIX_ERR_BAD_PARAM, rc, why);
+        rc = declare("pmix.jctrl.ckpt.magic", "x", PMIX_STRING, 1, why, sizeof why);
+        ckpt_step("no supported method", rc == PMIX_ERR_NOT_SUPPORTED, rc, why);
+        bool yes = true;
+        PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_CHECKPOINT_EVENT, &yes, PMIX_BOOL);
+        rc = request(&me, 1, d, 1, why, sizeof why);
+        ckpt_step("method outside the method array", rc == PMIX_ERR_BAD_PARAM, rc, why);
+    }
+    PMIx_Fence(NULL, 0, NULL, 0);
+    if (me.rank == 1) {
+        int sig = SIGUSR2; /* it never completes a checkpoint */
+        rc = declare(PMIX_JOB_CTRL_CHECKPOINT_SIGNAL, &sig, PMIX_INT, 1, NULL, 0);
+        if (rc != PMIX_SUCCESS) fail("declare", rc);
+    }
+    PMIx_Fence(NULL, 0, NULL, 0);
+    if (me.rank == 0) {
+        pmix_info_t d[2];
+        int seconds = 1;
+        PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_CHECKPOINT, "ck.slow", PMIX_STRING);
+        PMIX_INFO_LOAD(&d[1], PMIX_JOB_CTRL_CHECKPOINT_TIMEOUT, &seconds, PMIX_INT);
+        rc = request(&one, 1, d, 2, why, sizeof why);
+        ckpt_step("timeout", rc == PMIX_ERR_TIMEOUT, rc, why);
+        PMIX_INFO_DESTRUCT(&d[0]);
+        PMIX_INFO_DESTRUCT(&d[1]);
+
+        struct outcome o;
+        rc = checkpoint_nb(&one, "ck.c1", "c1", &o);
+        pmix_status_t crc = cancel("c1");
+        int fired = rc == PMIX_SUCCESS && wait_fired(&o);
+        ckpt_step("cancelled", crc == PMIX_SUCCESS && fired && o.status == PMIX_ERR_JOB_CANCELED,
+                  fired ? o.status : crc, NULL);
+
+        rc = checkpoint_nb(&one, "ck.orphan", NULL, &o);
+        PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_TERMINATE, NULL, PMIX_BOOL);
+        pmix_status_t trc = request(&one, 1, d, 1, NULL, 0);
+        fired = rc == PMIX_SUCCESS && trc == PMIX_SUCCESS && wait_fired(&o);
+        ckpt_step("target ended", fired && o.status == PMIX_ERR_PROC_CHECKPOINT,
+                  fired ? o.status : trc, NULL);
+    } else if (me.rank == 1) {
+        for (int i = 0; i < 30000 && !got_term; ++i) nap();
+        ckpt_step("rank 1 left without completing", got_term, PMIX_SUCCESS, NULL);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 2 || PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) return 1;
     const char *mode = argv[1];
@@ -281,6 +514,12 @@ int main(int argc, char **argv) {
         mode_wildcard();
     } else if (strcmp(mode, "refuse") == 0) {
         mode_refuse();
+    } else if (strcmp(mode, "ckpt_signal") == 0) {
+        mode_checkpoint(0);
+    } else if (strcmp(mode, "ckpt_event") == 0) {
+        mode_checkpoint(1);
+    } else if (strcmp(mode, "ckpt_errors") == 0) {
+        mode_ckpt_errors();
     } else {
         fprintf(stderr, "jobctl_host_client: unknown mode %s\n", mode);
         failed = 1;

@@ -10,9 +10,18 @@
 //   PMIX_JOB_CTRL_TERMINATE  SIGTERM
 //   PMIX_JOB_CTRL_CANCEL     withdraws the requestor's tracked request with that
 //                            PMIX_JOB_CTRL_ID, or all of them (no id)
+//   PMIX_JOB_CTRL_CHECKPOINT asks each target by the first method it declared
+//                            (its signal, or the PMIX_JCTRL_CHECKPOINT event
+//                            to it alone); answered when every target notified
+//                            PMIX_JCTRL_CHECKPOINT_COMPLETE, when one ends
+//                            (PMIX_ERR_PROC_CHECKPOINT), at the timeout
+//                            ("pmix.jctrl.ckptsig" beside it: PMIX_ERR_TIMEOUT)
+//                            or when cancelled (PMIX_ERR_JOB_CANCELED); a target
+//                            without a method: PMIX_ERR_PROC_CHECKPOINT at once
 // Declarations about the requestor itself (its targets are ignored, as in the
-// seed's sample program): PMIX_JOB_CTRL_PREEMPTIBLE and
-// PMIX_JOB_CTRL_CHECKPOINT_METHOD.
+// seed's sample program): PMIX_JOB_CTRL_CHECKPOINT_METHOD (the methods are
+// kept here, per process, until it ends; a new declaration replaces the
+// earlier one).
 // Refused: PMIX_JOB_CTRL_PROVISION(_IMAGE), PMIX_JOB_CTRL_RESTART and any
 // unknown directive (PMIX_ERR_NOT_SUPPORTED); two actions in one request
 // (PMIX_ERR_BAD_PARAM). Every refusal is answered through the callback with a
@@ -32,6 +41,11 @@ namespace pmixrun {
 pmix_status_t job_control_upcall(const pmix_proc_t *requestor, const pmix_proc_t targets[],
                                  size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                                  pmix_info_cbfunc_t cbfunc, void *cbdata);
+// After PMIx_server_init: registers pmixrun's handler for
+// PMIX_JCTRL_CHECKPOINT_COMPLETE.
+void job_control_start();
+// Main loop, often: fails checkpoints whose timeout expired.
+void job_control_tick();
 // A process ended: its pauses, declarations and pending checkpoints go.
 void job_control_proc_ended(const pmix_proc_t &proc);
 

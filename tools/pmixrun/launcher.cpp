@@ -1,5 +1,6 @@
 #include "launcher.hpp"
 #include "events.hpp"
+#include "job_control.hpp"
 #include "job_services.hpp"
 
 #include <signal.h>
@@ -368,6 +369,7 @@ int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &t
     timed_out = false;
     for (;;) {
         run_queued(terminated);
+        job_control_tick();
         if (children_.empty()) {
             std::lock_guard lock(queue_mutex_);
             if (queue_.empty()) break;

@@ -36,6 +36,7 @@
 
 #include "data_server.hpp"
 #include "events.hpp"
+#include "job_control.hpp"
 #include "job_services.hpp"
 #include "launcher.hpp"
 #include "tools.hpp"
@@ -149,6 +150,7 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));
         return 1;
     }
+    pmixrun::job_control_start();  // checkpoint completions (job_control.hpp)
 
     // --- the job, and those it spawns ---
     std::vector<std::string> base_env;
