@@ -22,6 +22,13 @@
  *             go on (SIGUSR1), rank 1 notifies PMIX_JCTRL_CHECKPOINT_COMPLETE
  *             and rank 0's callback fires with success and the checkpoint's
  *             name ("checkpoint completed: ck.1").
+ *  preempt:   (2 ranks) rank 1 declares itself preemptible (id "pre1"), rank
+ *             0 sends SIGUSR1 to pmixrun (its parent): rank 1 gets
+ *             PMIX_JCTRL_PREEMPT_ALERT ("preempt alert received by rank 1");
+ *             then rank 1 cancels "pre1" and rank 0 declares itself: the
+ *             next SIGUSR1 alerts rank 0 only ("... by rank 0"); at the end
+ *             each rank got exactly one alert ("preempt count ok"). A
+ *             non-bool PREEMPTIBLE is refused ("preempt bad value refused").
  *  ckpt_errors: (2 ranks) no method: PMIX_ERR_PROC_CHECKPOINT; bad method
  *             declarations; a timeout; a cancelled checkpoint; a target that
  *             ends without completing: "ckpt ok: <what>".
@@ -503,6 +510,79 @@ static void mode_ckpt_errors(void) {
     }
 }
 
+/* ---- preemption ---- */
+
+static volatile int preempt_alerts = 0;
+
+static void on_preempt(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                       pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                       pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    __atomic_add_fetch(&preempt_alerts, 1, __ATOMIC_SEQ_CST);
+    if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static pmix_status_t preemptible(const char *id, bool yes) {
+    pmix_info_t d[2];
+    size_t n = 1;
+    PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_PREEMPTIBLE, &yes, PMIX_BOOL);
+    if (id != NULL) PMIX_INFO_LOAD(&d[n++], PMIX_JOB_CTRL_ID, id, PMIX_STRING);
+    pmix_status_t rc = request(NULL, 0, d, n, NULL, 0);
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&d[i]);
+    return rc;
+}
+
+static int wait_alerts(int n) {
+    for (int i = 0; i < 30000 && __atomic_load_n(&preempt_alerts, __ATOMIC_SEQ_CST) < n; ++i) nap();
+    return __atomic_load_n(&preempt_alerts, __ATOMIC_SEQ_CST) >= n;
+}
+
+static void mode_preempt(void) {
+    pmix_status_t code = PMIX_JCTRL_PREEMPT_ALERT;
+    pmix_status_t rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_preempt, NULL, NULL);
+    if (rc < 0) fail("register for PMIX_JCTRL_PREEMPT_ALERT", rc);
+    if (me.rank == 1) {
+        rc = preemptible("pre1", true);
+        if (rc != PMIX_SUCCESS) fail("declare preemptible", rc);
+    } else {
+        pmix_info_t d;
+        PMIX_INFO_LOAD(&d, PMIX_JOB_CTRL_PREEMPTIBLE, "yes", PMIX_STRING);
+        rc = request(NULL, 0, &d, 1, NULL, 0);
+        PMIX_INFO_DESTRUCT(&d);
+        if (rc == PMIX_ERR_BAD_PARAM)
+            printf("preempt bad value refused\n");
+        else
+            fail("a string PREEMPTIBLE", rc);
+    }
+    PMIx_Fence(NULL, 0, NULL, 0);
+    if (me.rank == 0) kill(getppid(), SIGUSR1); /* pmixrun */
+    if (me.rank == 1) {
+        if (wait_alerts(1))
+            printf("preempt alert received by rank 1\n");
+        else
+            fail("no preemption alert", PMIX_ERR_TIMEOUT);
+        fflush(stdout);
+        rc = cancel("pre1");
+        if (rc != PMIX_SUCCESS) fail("cancel pre1", rc);
+    }
+    PMIx_Fence(NULL, 0, NULL, 0);
+    if (me.rank == 0) {
+        rc = preemptible(NULL, true);
+        if (rc != PMIX_SUCCESS) fail("declare preemptible", rc);
+        kill(getppid(), SIGUSR1);
+        if (wait_alerts(1))
+            printf("preempt alert received by rank 0\n");
+        else
+            fail("no preemption alert", PMIX_ERR_TIMEOUT);
+    }
+    fflush(stdout);
+    PMIx_Fence(NULL, 0, NULL, 0);
+    if (__atomic_load_n(&preempt_alerts, __ATOMIC_SEQ_CST) == 1)
+        printf("preempt count ok\n");
+    else
+        fail("wrong number of preemption alerts", PMIX_ERROR);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2 || PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) return 1;
     const char *mode = argv[1];
@@ -518,6 +598,8 @@ int main(int argc, char **argv) {
         mode_checkpoint(0);
     } else if (strcmp(mode, "ckpt_event") == 0) {
         mode_checkpoint(1);
+    } else if (strcmp(mode, "preempt") == 0) {
+        mode_preempt();
     } else if (strcmp(mode, "ckpt_errors") == 0) {
         mode_ckpt_errors();
     } else {

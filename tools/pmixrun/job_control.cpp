@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -34,7 +35,8 @@ Key key_of(const pmix_proc_t &p) {
 //   checkpoint: the processes still to report PMIX_JCTRL_CHECKPOINT_COMPLETE,
 //               and the requestor's callback, called when none is left
 //   method:     the checkpoint methods the requestor declared for itself
-enum class Kind { pause, checkpoint, method };
+//   preemptible: the requestor declared itself preemptible
+enum class Kind { pause, checkpoint, method, preemptible };
 
 using Clock = std::chrono::steady_clock;
 
@@ -117,6 +119,8 @@ struct Request {
     std::string checkpoint;      // checkpoint: its name
     int checkpoint_sig_key = 0;  // "pmix.jctrl.ckptsig" given: the checkpoint's timeout
     bool declare_methods = false;
+    bool declare_preemptible = false;
+    bool preemptible = false;
     std::vector<Method> methods;
     std::string id;          // PMIX_JOB_CTRL_ID
     bool cancel_all = true;  // cancel: no id given
@@ -247,6 +251,13 @@ pmix_status_t parse(const pmix_info_t directives[], size_t ndirs, Request &req,
             if (pmix_status_t rc = parse_methods(d.value, req.methods, reason); rc != PMIX_SUCCESS)
                 return rc;
             req.declare_methods = true;
+        } else if (PMIX_CHECK_KEY(&d, PMIX_JOB_CTRL_PREEMPTIBLE)) {
+            if (d.value.type != PMIX_BOOL && d.value.type != PMIX_UNDEF) {
+                reason = "PMIX_JOB_CTRL_PREEMPTIBLE needs a bool";
+                return PMIX_ERR_BAD_PARAM;
+            }
+            req.declare_preemptible = true;
+            req.preemptible = flag(d);
         } else if (PMIX_CHECK_KEY(&d, PMIX_JOB_CTRL_PROVISION) ||
                    PMIX_CHECK_KEY(&d, PMIX_JOB_CTRL_PROVISION_IMAGE)) {
             reason = "pmixrun runs jobs on this node only and cannot provision nodes";
@@ -259,7 +270,7 @@ pmix_status_t parse(const pmix_info_t directives[], size_t ndirs, Request &req,
             return PMIX_ERR_NOT_SUPPORTED;
         }
     }
-    const bool declares = req.declare_methods;
+    const bool declares = req.declare_methods || req.declare_preemptible;
     if (actions == 0 && !declares) {
         reason = "no job control action or declaration in the request";
         return PMIX_ERR_BAD_PARAM;
@@ -405,7 +416,7 @@ pmix_status_t job_control_upcall(const pmix_proc_t *requestor, const pmix_proc_t
         return PMIX_SUCCESS;
     }
 
-    if (req.declare_methods) {
+    if (req.declare_methods || req.declare_preemptible) {
         std::unique_lock lock(g_mutex);
         if (!req.id.empty() && id_taken(me, req.id)) {
             lock.unlock();
@@ -414,16 +425,22 @@ pmix_status_t job_control_upcall(const pmix_proc_t *requestor, const pmix_proc_t
                 "an outstanding request of " + name_of(*requestor) + " already has id " + req.id);
             return PMIX_SUCCESS;
         }
-        // A new declaration replaces the requestor's earlier one.
-        g_tracked.remove_if(
-            [&](const Tracked &t) { return t.kind == Kind::method && t.requestor == me; });
-        Tracked t;
-        t.serial = g_next_serial++;
-        t.requestor = me;
-        t.id = req.id;
-        t.kind = Kind::method;
-        t.methods = req.methods;
-        g_tracked.push_back(std::move(t));
+        // A new declaration replaces the requestor's earlier one of that
+        // kind; PMIX_JOB_CTRL_PREEMPTIBLE false withdraws it.
+        auto declare = [&](Kind kind, bool keep) {
+            g_tracked.remove_if(
+                [&](const Tracked &t) { return t.kind == kind && t.requestor == me; });
+            if (!keep) return;
+            Tracked t;
+            t.serial = g_next_serial++;
+            t.requestor = me;
+            t.id = req.id;
+            t.kind = kind;
+            t.methods = req.methods;
+            g_tracked.push_back(std::move(t));
+        };
+        if (req.declare_methods) declare(Kind::method, true);
+        if (req.declare_preemptible) declare(Kind::preemptible, req.preemptible);
         lock.unlock();
         answer(cbfunc, cbdata, PMIX_SUCCESS, "");
         return PMIX_SUCCESS;
@@ -596,9 +613,52 @@ void on_checkpoint_complete(size_t, pmix_status_t, const pmix_proc_t *source, pm
     if (cbfunc != nullptr) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
 }
 
+std::atomic<bool> g_preempt_requested{false};
+
+void on_preempt_signal(int) {
+    g_preempt_requested = true;
+}
+
+// PMIX_JCTRL_PREEMPT_ALERT to every process that declared itself preemptible,
+// each to it alone.
+void raise_preempt_alerts() {
+    std::vector<std::pair<Key, std::string>> to;
+    {
+        std::lock_guard lock(g_mutex);
+        for (const auto &t : g_tracked) {
+            if (t.kind == Kind::preemptible) to.emplace_back(t.requestor, t.id);
+        }
+    }
+    std::fprintf(stderr, "pmixrun: preemption alert to %zu preemptible process(es)\n", to.size());
+    for (const auto &[key, id] : to) {
+        pmix_proc_t p{};
+        std::memcpy(p.nspace, key.first.data(),
+                    std::min<std::size_t>(key.first.size(), PMIX_MAX_NSLEN));
+        p.rank = key.second;
+        auto *n = new Notified;
+        n->add(PMIX_EVENT_CUSTOM_RANGE, &p, PMIX_PROC);
+        n->add(PMIX_EVENT_AFFECTED_PROC, &p, PMIX_PROC);
+        n->add(PMIX_EVENT_TEXT_MESSAGE, "pmixrun was asked to preempt the job (SIGUSR1)",
+               PMIX_STRING);
+        if (!id.empty()) n->add(PMIX_JOB_CTRL_ID, id.c_str(), PMIX_STRING);
+        pmix_status_t rc = PMIx_Notify_event(PMIX_JCTRL_PREEMPT_ALERT, nullptr, PMIX_RANGE_CUSTOM,
+                                             n->info.data(), n->info.size(), release_notified, n);
+        if (rc != PMIX_SUCCESS) {
+            std::fprintf(stderr, "pmixrun: cannot alert %s: %s\n", name_of(p).c_str(),
+                         PMIx_Error_string(rc));
+            delete n;
+        }
+    }
+}
+
 }  // namespace
 
 void job_control_start() {
+    struct sigaction sa {};
+    sa.sa_handler = on_preempt_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, nullptr);
     pmix_status_t code = PMIX_JCTRL_CHECKPOINT_COMPLETE;
     pmix_status_t rc =
         PMIx_Register_event_handler(&code, 1, nullptr, 0, on_checkpoint_complete, nullptr, nullptr);
@@ -609,6 +669,7 @@ void job_control_start() {
 }
 
 void job_control_tick() {
+    if (g_preempt_requested.exchange(false)) raise_preempt_alerts();
     std::vector<Finished> finished;
     {
         std::lock_guard lock(g_mutex);
@@ -634,8 +695,9 @@ void job_control_proc_ended(const pmix_proc_t &proc) {
     {
         std::lock_guard lock(g_mutex);
         forget_paused({RunningProc{proc, 0}});
-        g_tracked.remove_if(
-            [&](const Tracked &t) { return t.kind == Kind::method && t.requestor == k; });
+        g_tracked.remove_if([&](const Tracked &t) {
+            return (t.kind == Kind::method || t.kind == Kind::preemptible) && t.requestor == k;
+        });
         for (auto it = g_tracked.begin(); it != g_tracked.end();) {
             auto next = std::next(it);
             if (it->kind == Kind::checkpoint && it->procs.count(k) != 0) {

@@ -21,7 +21,9 @@
 // Declarations about the requestor itself (its targets are ignored, as in the
 // seed's sample program): PMIX_JOB_CTRL_CHECKPOINT_METHOD (the methods are
 // kept here, per process, until it ends; a new declaration replaces the
-// earlier one).
+// earlier one) and PMIX_JOB_CTRL_PREEMPTIBLE (true: recorded; false:
+// withdrawn). SIGUSR1 to pmixrun sends PMIX_JCTRL_PREEMPT_ALERT to every
+// process that declared itself preemptible (and does nothing else).
 // Refused: PMIX_JOB_CTRL_PROVISION(_IMAGE), PMIX_JOB_CTRL_RESTART and any
 // unknown directive (PMIX_ERR_NOT_SUPPORTED); two actions in one request
 // (PMIX_ERR_BAD_PARAM). Every refusal is answered through the callback with a
@@ -42,9 +44,10 @@ pmix_status_t job_control_upcall(const pmix_proc_t *requestor, const pmix_proc_t
                                  size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                                  pmix_info_cbfunc_t cbfunc, void *cbdata);
 // After PMIx_server_init: registers pmixrun's handler for
-// PMIX_JCTRL_CHECKPOINT_COMPLETE.
+// PMIX_JCTRL_CHECKPOINT_COMPLETE and catches SIGUSR1 (preemption alert).
 void job_control_start();
-// Main loop, often: fails checkpoints whose timeout expired.
+// Main loop, often: sends the preemption alerts SIGUSR1 asked for; fails
+// checkpoints whose timeout expired.
 void job_control_tick();
 // A process ended: its pauses, declarations and pending checkpoints go.
 void job_control_proc_ended(const pmix_proc_t &proc);

@@ -53,7 +53,9 @@ constexpr const char *kUsage =
     "  -x VAR[=value]       export VAR to the processes (its value here, or the given one)\n"
     "  --timeout SECONDS    terminate the job after SECONDS; exit status 124\n"
     "  -h, --help           this text\n"
-    "Exit status: the job's (the abort status, or the first failing process's).\n";
+    "Exit status: the job's (the abort status, or the first failing process's).\n"
+    "SIGUSR1 to pmixrun: PMIX_JCTRL_PREEMPT_ALERT to the processes that declared\n"
+    "themselves preemptible (docs/job_control.md).\n";
 
 std::atomic<bool> g_aborted{false};
 std::atomic<int> g_abort_status{0};
