@@ -28,6 +28,7 @@
 #include "evcache/evcache_base.hpp"
 #include "gds/gds_base.hpp"
 #include "pmixpp/mca/info.hpp"
+#include "server/allocation.hpp"
 #include "server/cleanup.hpp"
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
@@ -250,6 +251,7 @@ class Server : private DepartureListener {
     EventRouter events_{clients_, host_, requests_, self_};  // (de)register_events, notify
     Modex modex_{clients_, host_, requests_,                 // commit, get, dmodex
                  [this](const std::string &nspace) { return job_blob(nspace); }};
+    Allocation allocation_{host_, requests_};  // allocate
 };
 
 }  // namespace pmixpp::server

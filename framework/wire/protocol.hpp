@@ -116,6 +116,12 @@ enum class Command : std::uint16_t {
     //      PMIX_IOF_COMPLETE among the directives), infos directives.
     // rep: i32 status (the host's push_stdin answer; no upcall: NOT_SUPPORTED).
     iof_push = 67,
+
+    // Allocation requests (server/allocation.cpp, client/allocation.cpp).
+    // Numbered from 88 (job control's range).
+    // req: u8 directive (pmix_alloc_directive_t), infos.
+    // rep: i32 status, infos results (also on an error: the host's reason).
+    allocate = 88,
 };
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };

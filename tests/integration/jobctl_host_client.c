@@ -29,6 +29,12 @@
  *             next SIGUSR1 alerts rank 0 only ("... by rank 0"); at the end
  *             each rank got exactly one alert ("preempt count ok"). A
  *             non-bool PREEMPTIBLE is refused ("preempt bad value refused").
+ *  alloc:     (1 rank) PMIx_Allocation_request to pmixrun: an EXTEND asking
+ *             for nothing answers the current allocation (this host's name,
+ *             1 node, the CPUs online here: "alloc ok: current allocation");
+ *             NEW, EXTEND with resources, RELEASE, REAQUIRE and a host-range
+ *             directive are refused with a reason ("alloc ok: <what>
+ *             refused"); the non-blocking form echoes PMIX_ALLOC_REQ_ID.
  *  ckpt_errors: (2 ranks) no method: PMIX_ERR_PROC_CHECKPOINT; bad method
  *             declarations; a timeout; a cancelled checkpoint; a target that
  *             ends without completing: "ckpt ok: <what>".
@@ -583,6 +589,102 @@ static void mode_preempt(void) {
         fail("wrong number of preemption alerts", PMIX_ERROR);
 }
 
+/* ---- allocation ---- */
+
+static const char *text_of(const pmix_info_t *info, size_t n, const char *key) {
+    for (size_t i = 0; i < n; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], key) && info[i].value.type == PMIX_STRING)
+            return info[i].value.data.string;
+    }
+    return NULL;
+}
+
+static uint64_t u64_of(const pmix_info_t *info, size_t n, const char *key) {
+    for (size_t i = 0; i < n; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], key) && info[i].value.type == PMIX_UINT64)
+            return info[i].value.data.uint64;
+    }
+    return 0;
+}
+
+/* The results describe this node as the client sees it. */
+static int is_this_node(const pmix_info_t *r, size_t n) {
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    const char *list = text_of(r, n, PMIX_ALLOC_NODE_LIST);
+    const char *id = text_of(r, n, PMIX_ALLOC_ID);
+    return list != NULL && strcmp(list, host) == 0 && id != NULL && *id != '\0' &&
+           u64_of(r, n, PMIX_ALLOC_NUM_NODES) == 1 &&
+           u64_of(r, n, PMIX_ALLOC_NUM_CPUS) == (uint64_t)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static void alloc_refused(const char *what, pmix_alloc_directive_t directive, pmix_info_t *info,
+                          size_t ninfo) {
+    pmix_info_t *r = NULL;
+    size_t n = 0;
+    pmix_status_t rc = PMIx_Allocation_request(directive, info, ninfo, &r, &n);
+    const char *why = text_of(r, n, PMIX_EVENT_TEXT_MESSAGE);
+    if (rc == PMIX_ERR_NOT_SUPPORTED && why != NULL && is_this_node(r, n)) {
+        printf("alloc ok: %s refused (%s)\n", what, why);
+    } else {
+        fprintf(stderr, "jobctl_host: allocation %s: %s, reason '%s'\n", what,
+                PMIx_Error_string(rc), why ? why : "");
+        failed = 1;
+    }
+    if (r != NULL) PMIX_INFO_FREE(r, n);
+}
+
+static volatile int alloc_fired = 0;
+static pmix_status_t alloc_status;
+static char alloc_req_id[64];
+
+static void on_alloc(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                     pmix_release_cbfunc_t release_fn, void *release_cbdata) {
+    (void)cbdata;
+    alloc_status = status;
+    const char *id = text_of(info, ninfo, PMIX_ALLOC_REQ_ID);
+    snprintf(alloc_req_id, sizeof alloc_req_id, "%s", id ? id : "");
+    if (!is_this_node(info, ninfo)) alloc_status = PMIX_ERR_BAD_PARAM;
+    if (release_fn != NULL) release_fn(release_cbdata);
+    __atomic_store_n(&alloc_fired, 1, __ATOMIC_SEQ_CST);
+}
+
+static void mode_alloc(void) {
+    pmix_info_t *r = NULL;
+    size_t n = 0;
+    pmix_status_t rc = PMIx_Allocation_request(PMIX_ALLOC_EXTEND, NULL, 0, &r, &n);
+    if (rc == PMIX_SUCCESS && is_this_node(r, n)) {
+        printf("alloc ok: current allocation %s, %llu cpus\n", text_of(r, n, PMIX_ALLOC_NODE_LIST),
+               (unsigned long long)u64_of(r, n, PMIX_ALLOC_NUM_CPUS));
+    } else {
+        fail("query the current allocation", rc);
+    }
+    if (r != NULL) PMIX_INFO_FREE(r, n);
+
+    pmix_info_t info;
+    uint64_t nodes = 2;
+    PMIX_INFO_LOAD(&info, PMIX_ALLOC_NUM_NODES, &nodes, PMIX_UINT64);
+    alloc_refused("new", PMIX_ALLOC_NEW, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    uint32_t seconds = 60;
+    PMIX_INFO_LOAD(&info, PMIX_ALLOC_TIME, &seconds, PMIX_UINT32);
+    alloc_refused("extend", PMIX_ALLOC_EXTEND, &info, 1);
+    alloc_refused("release", PMIX_ALLOC_RELEASE, &info, 1);
+    alloc_refused("reacquire", PMIX_ALLOC_REAQUIRE, &info, 1);
+    alloc_refused("host-range directive", PMIX_ALLOC_EXTERNAL + 1, NULL, 0);
+    PMIX_INFO_DESTRUCT(&info);
+
+    PMIX_INFO_LOAD(&info, PMIX_ALLOC_REQ_ID, "req.7", PMIX_STRING);
+    rc = PMIx_Allocation_request_nb(PMIX_ALLOC_EXTEND, &info, 1, on_alloc, NULL);
+    PMIX_INFO_DESTRUCT(&info);
+    for (int i = 0; rc == PMIX_SUCCESS && i < 30000 && !alloc_fired; ++i) nap();
+    if (rc == PMIX_SUCCESS && alloc_fired && alloc_status == PMIX_SUCCESS &&
+        strcmp(alloc_req_id, "req.7") == 0)
+        printf("alloc ok: non-blocking, request id %s\n", alloc_req_id);
+    else
+        fail("non-blocking allocation request", rc != PMIX_SUCCESS ? rc : alloc_status);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2 || PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) return 1;
     const char *mode = argv[1];
@@ -598,6 +700,8 @@ int main(int argc, char **argv) {
         mode_checkpoint(0);
     } else if (strcmp(mode, "ckpt_event") == 0) {
         mode_checkpoint(1);
+    } else if (strcmp(mode, "alloc") == 0) {
+        mode_alloc();
     } else if (strcmp(mode, "preempt") == 0) {
         mode_preempt();
     } else if (strcmp(mode, "ckpt_errors") == 0) {

@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "allocation.hpp"
 #include "data_server.hpp"
 #include "events.hpp"
 #include "job_control.hpp"
@@ -140,6 +141,7 @@ int main(int argc, char **argv) {
     pmixrun::install_job_services(module);    // job_control, log
     pmixrun::install_event_services(module);  // register_events, notify_event (events.hpp)
     pmixrun::install_tool_services(module);   // tool_connected (tools.hpp)
+    pmixrun::install_allocation(module);      // allocate (allocation.hpp)
     // Tools may connect (docs/tools.md): by the PMIX_SERVER_URI* variables
     // its processes inherit, or by pmixrun's pid through the rendezvous file.
     pmix_info_t server_info[1];
