@@ -25,7 +25,8 @@
  *  preempt:   (2 ranks) rank 1 declares itself preemptible (id "pre1"), rank
  *             0 sends SIGUSR1 to pmixrun (its parent): rank 1 gets
  *             PMIX_JCTRL_PREEMPT_ALERT ("preempt alert received by rank 1");
- *             then rank 1 cancels "pre1" and rank 0 declares itself: the
+ *             (declared twice: the second replaces the first), then rank 1
+ *             cancels "pre1" and rank 0 declares itself: the
  *             next SIGUSR1 alerts rank 0 only ("... by rank 0"); at the end
  *             each rank got exactly one alert ("preempt count ok"). A
  *             non-bool PREEMPTIBLE is refused ("preempt bad value refused").
@@ -550,6 +551,9 @@ static void mode_preempt(void) {
     if (me.rank == 1) {
         rc = preemptible("pre1", true);
         if (rc != PMIX_SUCCESS) fail("declare preemptible", rc);
+        /* Declared again with the same id: replaces it (one alert, not two). */
+        rc = preemptible("pre1", true);
+        if (rc != PMIX_SUCCESS) fail("declare preemptible again", rc);
     } else {
         pmix_info_t d;
         PMIX_INFO_LOAD(&d, PMIX_JOB_CTRL_PREEMPTIBLE, "yes", PMIX_STRING);

@@ -418,7 +418,15 @@ pmix_status_t job_control_upcall(const pmix_proc_t *requestor, const pmix_proc_t
 
     if (req.declare_methods || req.declare_preemptible) {
         std::unique_lock lock(g_mutex);
-        if (!req.id.empty() && id_taken(me, req.id)) {
+        // The declarations this one replaces do not hold their id against it.
+        const bool taken = !req.id.empty() &&
+                           std::any_of(g_tracked.begin(), g_tracked.end(), [&](const Tracked &t) {
+                               const bool replaced =
+                                   (req.declare_methods && t.kind == Kind::method) ||
+                                   (req.declare_preemptible && t.kind == Kind::preemptible);
+                               return t.requestor == me && t.id == req.id && !replaced;
+                           });
+        if (taken) {
             lock.unlock();
             answer(
                 cbfunc, cbdata, PMIX_ERR_EXISTS,
@@ -465,6 +473,7 @@ pmix_status_t job_control_upcall(const pmix_proc_t *requestor, const pmix_proc_t
     switch (req.action) {
         case Request::Action::pause: {
             Tracked t;
+            t.serial = g_next_serial++;
             t.requestor = me;
             t.id = req.id;
             t.kind = Kind::pause;
