@@ -5,7 +5,8 @@
 # libpmix2) is the OpenPMIx 4.2.2 the conformance tests build their probes
 # against (tests/conformance/README.md), python3-pmix and openmpi-bin +
 # libopenmpi-dev (mpirun, orted, mpicc) are the real consumers the drop-in
-# tests run on our library (docs/dropin.md).
+# tests run on our library (docs/dropin.md). rsyslog: the logging tests run a
+# private rsyslogd (tests/logging).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -16,4 +17,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     libboost-dev libevent-dev libhwloc-dev zlib1g-dev libspdlog-dev libfmt-dev \
     libgtest-dev libgmock-dev \
     libpmix-dev python3-pmix \
-    openmpi-bin libopenmpi-dev
+    openmpi-bin libopenmpi-dev \
+    rsyslog

@@ -21,7 +21,6 @@
 #include "wire/codec.hpp"
 
 using pmixpp::client::post_request;
-using pmixpp::client::request_gate;
 using pmixpp::client::timeout_of;
 using pmixpp::mca::InfoArray;
 using pmixpp::runtime::Completion;
@@ -70,7 +69,9 @@ pmix_status_t log_async(const pmix_info_t data[], size_t ndata, const pmix_info_
         });
         return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
     }
-    if (pmix_status_t rc = request_gate(); rc != PMIX_SUCCESS) return rc;
+    // request_gate() of a client or a tool: a connected tool logs too.
+    if (!pmixpp::runtime::any_face_initialized()) return PMIX_ERR_INIT;
+    if (!pmixpp::client::Client::instance().connected()) return PMIX_ERR_NOT_SUPPORTED;
     if (data == nullptr || ndata == 0 || (directives == nullptr && ndirs > 0))
         return PMIX_ERR_BAD_PARAM;
     InfoArray dirs = stamp_at_caller(directives, ndirs);
