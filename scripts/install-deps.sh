@@ -5,8 +5,9 @@
 # libpmix2) is the OpenPMIx 4.2.2 the conformance tests build their probes
 # against (tests/conformance/README.md), python3-pmix and openmpi-bin +
 # libopenmpi-dev (mpirun, orted, mpicc) are the real consumers the drop-in
-# tests run on our library (docs/dropin.md). rsyslog: the logging tests run a
-# private rsyslogd (tests/logging).
+# tests run on our library (docs/dropin.md). rsyslog and python3-aiosmtpd: the
+# logging tests run a private rsyslogd and SMTP server (tests/logging);
+# libcurl4-openssl-dev: the email log channel (components/plog_email, optional).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -18,4 +19,4 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     libgtest-dev libgmock-dev \
     libpmix-dev python3-pmix \
     openmpi-bin libopenmpi-dev \
-    rsyslog
+    rsyslog python3-aiosmtpd libcurl4-openssl-dev

@@ -22,7 +22,10 @@ usage: log_case.py [options] -- command...
   --mail REGEX N                 exactly N delivered messages match REGEX (searched
                                  in the whole message: headers, X-RcptTo, body)
   --release-after REGEX N        (silent) close the silent server's connections
-                                 once N stdout lines matched REGEX
+                                 once N stdout lines matched REGEX; the
+                                 command finds in PMIXPP_TEST_GO_FILE a file
+                                 that appears once the silent server accepted
+                                 a connection
 Every wait is bounded: the ctest TIMEOUT, pmixrun's --timeout, and 20 s for a
 server to start or a record to arrive (a miss fails the test)."""
 import mailbox
@@ -120,6 +123,7 @@ def python_with_aiosmtpd():
 class Smtp:
     def __init__(self, kind, tmp):
         self.kind, self.proc, self.listener, self.conns = kind, None, None, []
+        self.go_file = os.path.join(tmp, "accepted")
         self.maildir = os.path.join(tmp, "maildir")
         self.port = free_port()
         if kind in ("mailbox", "reject"):
@@ -151,6 +155,8 @@ class Smtp:
             except OSError:
                 return
             self.conns.append(c)  # held open, never spoken to
+            if self.go_file:
+                open(self.go_file, "w").close()
 
     def release(self):
         for c in self.conns:
@@ -222,6 +228,7 @@ def main():
             smtp = Smtp(smtp_kind, tmp)
             env["PMIX_MCA_plog_email_server"] = "127.0.0.1"
             env["PMIX_MCA_plog_email_port"] = str(smtp.port)
+            env["PMIXPP_TEST_GO_FILE"] = smtp.go_file
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=env)
         out_lines, err_text = [], []

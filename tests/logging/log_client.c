@@ -28,6 +28,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 static void fail(const char *what, pmix_status_t rc) {
     printf("log FAILED: %s: %s (%d)\n", what, PMIx_Error_string(rc), rc);
@@ -108,9 +109,14 @@ static void email_cb(pmix_status_t status, void *cbdata) {
 }
 
 /* Rank 0: PMIx_Log_nb of an email to a server that accepts and stays silent;
- * ranks 1 and 2: a fence between the two of them, which must complete while
- * that send hangs (the test's driver lets the silent server go only once it
- * saw both "fence ok" lines). Rank 0 then sees the send fail. */
+ * ranks 1 and 2: once the silent server has accepted that connection (the
+ * driver then creates $PMIXPP_TEST_GO_FILE), a fence between the two of
+ * them, which must complete while the send hangs. The driver closes the
+ * silent server's connections only once it saw both "fence ok" lines, so
+ * rank 0's send fails with a communication error; had the send blocked the
+ * server (plog_email_timeout > the time the test takes otherwise), the fence
+ * would complete only after the send timed out, and rank 0 would see
+ * PMIX_ERR_TIMEOUT instead. */
 static int email_fence_mode(const pmix_proc_t *me, const char *to) {
     if (me->rank == 0) {
         pmix_info_t fields[3];
@@ -132,6 +138,12 @@ static int email_fence_mode(const pmix_proc_t *me, const char *to) {
         printf("log email_fence ok: %s\n", PMIx_Error_string(email_status));
         fflush(stdout);
         return 0;
+    }
+    const char *go = getenv("PMIXPP_TEST_GO_FILE");
+    if (go == NULL) fail("PMIXPP_TEST_GO_FILE not set", PMIX_ERR_BAD_PARAM);
+    for (int i = 0; access(go, F_OK) != 0; ++i) { /* bounded: 30 s */
+        if (i == 3000) fail("the silent server never got the connection", PMIX_ERR_TIMEOUT);
+        usleep(10000);
     }
     pmix_proc_t procs[2];
     PMIX_LOAD_PROCID(&procs[0], me->nspace, 1);
