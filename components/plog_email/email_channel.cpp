@@ -144,7 +144,12 @@ EmailChannel::EmailChannel(Config config) : config_(std::move(config)) {}
 EmailChannel::~EmailChannel() {
     stopping_ = true;  // running sends abort at their next progress callback
     for (auto &w : workers_) {
-        if (w.thread.joinable()) w.thread.join();
+        if (!w.thread.joinable()) continue;
+        if (w.thread.get_id() == std::this_thread::get_id()) {
+            w.thread.detach();  // destroyed from its own completion: it is finishing
+        } else {
+            w.thread.join();
+        }
     }
 }
 
@@ -191,9 +196,13 @@ void EmailChannel::log(const pmix_proc_t &source, std::span<const pmix_info_t> e
     self->thread = std::thread(
         [this, self, results, to_send = std::move(to_send), done = std::move(done)]() mutable {
             for (const auto &[i, m] : to_send) (*results)[i] = send(m);
+            {
+                std::lock_guard lock(mutex_);
+                self->finished = true;
+            }
+            // Last, touching nothing of the module: the completion may drop the
+            // last reference to it (the destructor then runs on this thread).
             done(std::move(*results));
-            std::lock_guard lock(mutex_);
-            self->finished = true;
         });
 }
 
