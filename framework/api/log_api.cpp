@@ -11,8 +11,10 @@
 #include <ctime>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "client/request_util.hpp"
+#include "mca/logging.hpp"
 #include "pmixpp/mca/info.hpp"
 #include "pmixpp/mca/info_array.hpp"
 #include "runtime/init_state.hpp"
@@ -75,10 +77,18 @@ pmix_status_t log_async(const pmix_info_t data[], size_t ndata, const pmix_info_
     if (data == nullptr || ndata == 0 || (directives == nullptr && ndirs > 0))
         return PMIX_ERR_BAD_PARAM;
     InfoArray dirs = stamp_at_caller(directives, ndirs);
-    // The reply: the status, then the failed entries named (logged by the server).
+    // The reply: the status, then the failed entries named (a warning in the
+    // server; here at PMIX_MCA_plog_base_verbose >= 1).
     auto body = BodyWriter().infos(data, ndata).infos(dirs.data(), dirs.size()).take();
     bool posted = post_request(Command::log, std::move(body), timeout_of(directives, ndirs),
-                               [done](pmix_status_t s, BodyReader &) { done(s); });
+                               [done](pmix_status_t s, BodyReader &r) {
+                                   std::string failures;
+                                   if (r.remaining() > 0 && r.str(failures) && !failures.empty()) {
+                                       pmixpp::mca::framework_logger("plog")->info(
+                                           "PMIx_Log: {}: {}", PMIx_Error_string(s), failures);
+                                   }
+                                   done(s);
+                               });
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 

@@ -63,10 +63,20 @@ pmix_status_t combine(const std::vector<EntryOutcome> &entries, bool once);
 using HostLog =
     std::function<void(const pmix_info_t &entry, std::function<void(mca::plog::EntryResult)> done)>;
 
+// A module as the router sees it: its name in failures ("plog_syslog") and
+// the module.
+struct NamedModule {
+    std::string name;
+    mca::plog::Module *module = nullptr;
+};
+
 class Router {
   public:
     // `channels` may be null: no plog component, every entry goes to `host`.
-    explicit Router(std::shared_ptr<Channels> channels) : channels_(std::move(channels)) {}
+    explicit Router(std::shared_ptr<Channels> channels);
+    // Any modules, highest priority first, kept alive by `keep` (unit tests).
+    Router(std::vector<NamedModule> modules, std::shared_ptr<const void> keep)
+        : modules_(std::move(modules)), keep_(std::move(keep)) {}
 
     // Routes each entry of `call` by its key to the modules serving it, in
     // priority order (a module that declines passes it to the next); an
@@ -81,7 +91,8 @@ class Router {
     std::vector<std::string> components() const;
 
   private:
-    std::shared_ptr<Channels> channels_;
+    std::vector<NamedModule> modules_;
+    std::shared_ptr<const void> keep_;  // what owns the modules
 };
 
 }  // namespace pmixpp::plog_base

@@ -52,7 +52,8 @@ namespace {
 // The state of one routed call, shared by the attempts' continuations.
 struct Routing {
     std::shared_ptr<const LogCall> call;
-    std::shared_ptr<Channels> channels;
+    std::vector<NamedModule> modules;
+    std::shared_ptr<const void> keep;  // the modules stay alive until done
     HostLog host;
     std::function<void(LogOutcome)> done;
     mca::InfoArray module_directives;  // the caller's + kGatewayDirective
@@ -89,12 +90,10 @@ void attempt(const std::shared_ptr<Routing> &r, std::size_t entry, std::size_t f
     const pmix_info_t &info = r->call->data.data()[entry];
     EntryOutcome &out = r->outcomes[entry];
     out.attempted = true;
-    const std::size_t count = r->channels ? r->channels->selected().size() : 0;
-    for (std::size_t m = first_module; m < count; ++m) {
-        const auto &selected = r->channels->selected()[m];
-        mca::plog::Module *module = selected.module;
+    for (std::size_t m = first_module; m < r->modules.size(); ++m) {
+        mca::plog::Module *module = r->modules[m].module;
         if (!module->serves(out.key)) continue;
-        out.channel = "plog_" + selected.component;
+        out.channel = r->modules[m].name;
         // A module completes inline or from any thread: its result is always
         // taken up on the progress thread, after log() returned.
         module->log(r->call->source, std::span<const pmix_info_t>(&info, 1),
@@ -125,7 +124,8 @@ void Router::log(std::shared_ptr<const LogCall> call, HostLog host,
                  std::function<void(LogOutcome)> done) const {
     auto r = std::make_shared<Routing>();
     r->call = std::move(call);
-    r->channels = channels_;
+    r->modules = modules_;
+    r->keep = keep_;
     r->host = std::move(host);
     r->done = std::move(done);
     r->module_directives = mca::InfoArray::copy_of(r->call->directives.span());
@@ -153,11 +153,16 @@ void Router::log(std::shared_ptr<const LogCall> call, HostLog host,
     for (std::size_t i = 0; i < n; ++i) attempt(r, i, 0);
 }
 
+Router::Router(std::shared_ptr<Channels> channels) {
+    if (!channels) return;
+    for (const auto &s : channels->selected())
+        modules_.push_back({"plog_" + s.component, s.module});
+    keep_ = std::move(channels);
+}
+
 std::vector<std::string> Router::components() const {
     std::vector<std::string> out;
-    if (channels_) {
-        for (const auto &s : channels_->selected()) out.push_back("plog_" + s.component);
-    }
+    for (const auto &m : modules_) out.push_back(m.name);
     return out;
 }
 
