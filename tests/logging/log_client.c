@@ -45,6 +45,18 @@ static void expect(const char *what, pmix_status_t got, pmix_status_t want) {
     }
 }
 
+static void destruct(pmix_info_t *info, size_t n) {
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+}
+
+/* PMIx_Log, then releases data and directives (the infos own copies). */
+static pmix_status_t log_all(pmix_info_t *data, size_t ndata, pmix_info_t *dirs, size_t ndirs) {
+    pmix_status_t rc = PMIx_Log(data, ndata, dirs, ndirs);
+    destruct(data, ndata);
+    destruct(dirs, ndirs);
+    return rc;
+}
+
 static pmix_status_t log1(const char *key, const char *text, pmix_info_t *dirs, size_t ndirs) {
     pmix_info_t data;
     PMIX_INFO_LOAD(&data, key, text, PMIX_STRING);
@@ -76,7 +88,8 @@ static int email_mode(int argc, char **argv) {
     pmix_data_array_t arr = {.type = PMIX_INFO, .size = n, .array = fields};
     pmix_info_t data;
     PMIX_INFO_LOAD(&data, PMIX_LOG_EMAIL, &arr, PMIX_DATA_ARRAY);
-    pmix_status_t rc = PMIx_Log(&data, 1, NULL, 0);
+    pmix_status_t rc = log_all(&data, 1, NULL, 0);
+    destruct(fields, n);
     const char *want = argv[5];
     int good = (strcmp(want, "success") == 0 && rc == PMIX_SUCCESS) ||
                (strcmp(want, "unreach") == 0 && rc == PMIX_ERR_UNREACH) ||
@@ -128,6 +141,8 @@ static int email_fence_mode(const pmix_proc_t *me, const char *to) {
         PMIX_INFO_LOAD(&data, PMIX_LOG_EMAIL, &arr, PMIX_DATA_ARRAY);
         pmix_status_t rc = PMIx_Log_nb(&data, 1, NULL, 0, email_cb, NULL);
         if (rc != PMIX_SUCCESS) fail("PMIx_Log_nb", rc);
+        destruct(&data, 1); /* PMIx_Log_nb copied what it needs */
+        destruct(fields, 3);
         printf("email sent\n");
         fflush(stdout);
         pthread_mutex_lock(&lock);
@@ -190,7 +205,7 @@ int main(int argc, char **argv) {
         pmix_info_t data[2];
         PMIX_INFO_LOAD(&data[0], PMIX_LOG_STDOUT, "partial stdout line", PMIX_STRING);
         PMIX_INFO_LOAD(&data[1], PMIX_LOG_JOB_RECORD, "no job record here", PMIX_STRING);
-        expect("partial", PMIx_Log(data, 2, NULL, 0), PMIX_ERR_PARTIAL_SUCCESS);
+        expect("partial", log_all(data, 2, NULL, 0), PMIX_ERR_PARTIAL_SUCCESS);
     } else if (strcmp(mode, "nothing") == 0) {
         rc = log1(PMIX_LOG_JOB_RECORD, "no job record here", NULL, 0);
         if (rc == PMIX_SUCCESS || rc == PMIX_ERR_PARTIAL_SUCCESS) fail("nothing delivered", rc);
@@ -199,6 +214,7 @@ int main(int argc, char **argv) {
         int warning = LOG_WARNING;
         PMIX_INFO_LOAD(&pri, PMIX_LOG_SYSLOG_PRI, &warning, PMIX_INT);
         expect("syslog", log1(PMIX_LOG_SYSLOG, argv[2], &pri, 1), PMIX_SUCCESS);
+        destruct(&pri, 1);
         char local[256];
         snprintf(local, sizeof local, "%s-local", argv[2]);
         expect("local syslog", log1(PMIX_LOG_LOCAL_SYSLOG, local, NULL, 0), PMIX_SUCCESS);
@@ -214,13 +230,14 @@ int main(int argc, char **argv) {
         PMIX_INFO_LOAD(&pri, PMIX_LOG_SYSLOG_PRI, "high", PMIX_STRING);
         expect("syslog with a string priority", log1(PMIX_LOG_SYSLOG, "x", &pri, 1),
                PMIX_ERR_BAD_PARAM);
+        destruct(&pri, 1);
     } else if (strcmp(mode, "once_syslog") == 0) {
         pmix_info_t data[2], once;
         PMIX_INFO_LOAD(&data[0], PMIX_LOG_SYSLOG, "once-first", PMIX_STRING);
         PMIX_INFO_LOAD(&data[1], PMIX_LOG_STDOUT, "once-second", PMIX_STRING);
         bool yes = true;
         PMIX_INFO_LOAD(&once, PMIX_LOG_ONCE, &yes, PMIX_BOOL);
-        expect("once, syslog first", PMIx_Log(data, 2, &once, 1), PMIX_SUCCESS);
+        expect("once, syslog first", log_all(data, 2, &once, 1), PMIX_SUCCESS);
     } else if (strcmp(mode, "once_skip") == 0) {
         pmix_info_t data[4], once;
         PMIX_INFO_LOAD(&data[0], PMIX_LOG_JOB_RECORD, "once-first", PMIX_STRING);
@@ -229,12 +246,12 @@ int main(int argc, char **argv) {
         PMIX_INFO_LOAD(&data[3], PMIX_LOG_STDERR, "once-fourth", PMIX_STRING);
         bool yes = true;
         PMIX_INFO_LOAD(&once, PMIX_LOG_ONCE, &yes, PMIX_BOOL);
-        expect("once, skipping two failing channels", PMIx_Log(data, 4, &once, 1), PMIX_SUCCESS);
+        expect("once, skipping two failing channels", log_all(data, 4, &once, 1), PMIX_SUCCESS);
     } else if (strcmp(mode, "syslog_partial") == 0) {
         pmix_info_t data[2];
         PMIX_INFO_LOAD(&data[0], PMIX_LOG_SYSLOG, "lost", PMIX_STRING);
         PMIX_INFO_LOAD(&data[1], PMIX_LOG_STDOUT, "delivered to stdout", PMIX_STRING);
-        expect("syslog unreachable + stdout", PMIx_Log(data, 2, NULL, 0), PMIX_ERR_PARTIAL_SUCCESS);
+        expect("syslog unreachable + stdout", log_all(data, 2, NULL, 0), PMIX_ERR_PARTIAL_SUCCESS);
     } else if (strcmp(mode, "email") == 0) {
         email_mode(argc, argv);
     } else {

@@ -78,6 +78,7 @@ static int client_main(void) {
     bool yes = true;
     PMIX_INFO_LOAD(&gen, PMIX_LOG_GENERATE_TIMESTAMP, &yes, PMIX_BOOL);
     rc = log1(PMIX_LOG_STDOUT, "stamped by the caller", &gen, 1);
+    PMIX_INFO_DESTRUCT(&gen);
     if (rc != PMIX_SUCCESS) fail("client stdout", rc);
     pmix_info_t dirs[2];
     time_t when = 1234567;
@@ -86,6 +87,8 @@ static int client_main(void) {
     PMIX_INFO_LOAD(&dirs[0], PMIX_LOG_TIMESTAMP, &when, PMIX_TIME);
     PMIX_INFO_LOAD(&dirs[1], PMIX_LOG_SOURCE, &other, PMIX_PROC);
     rc = log1(PMIX_LOG_STDERR, "carried through", dirs, 2);
+    PMIX_INFO_DESTRUCT(&dirs[0]);
+    PMIX_INFO_DESTRUCT(&dirs[1]);
     if (rc != PMIX_SUCCESS) fail("client stderr", rc);
     rc = log1(PMIX_LOG_GLOBAL_SYSLOG, "to the gateway", NULL, 0);
     if (rc != PMIX_ERR_NOT_SUPPORTED) fail("client global syslog (host: not supported)", rc);
@@ -113,6 +116,7 @@ int main(int argc, char **argv) {
         ++ninit;
     }
     pmix_status_t rc = PMIx_server_init(&module, init, ninit);
+    for (size_t i = 0; i < ninit; ++i) PMIX_INFO_DESTRUCT(&init[i]);
     if (rc != PMIX_SUCCESS) fail("PMIx_server_init", rc);
 
     if (gateway) {
