@@ -146,9 +146,12 @@ void Logging::route(const pmix_proc_t &source, uid_t uid, gid_t gid, mca::InfoAr
     plog_base::Router(channels_).log(
         call, std::move(to_host), [call, done = std::move(done)](plog_base::LogOutcome out) {
             std::string failures = out.failures();
+            // A PMIX_LOG_ONCE call that got through after failed attempts
+            // succeeded: its failures are worth an info line, not a warning.
             if (!failures.empty()) {
-                log()->warn("log request of {}: {}: {}", proc_name(call->source),
-                            PMIx_Error_string(out.status), failures);
+                log()->log(out.status == PMIX_SUCCESS ? spdlog::level::info : spdlog::level::warn,
+                           "log request of {}: {}: {}", proc_name(call->source),
+                           PMIx_Error_string(out.status), failures);
             }
             done(out.status, std::move(failures));
         });
