@@ -5,7 +5,9 @@
 # libpmix2) is the OpenPMIx 4.2.2 the conformance tests build their probes
 # against (tests/conformance/README.md), python3-pmix and openmpi-bin +
 # libopenmpi-dev (mpirun, orted, mpicc) are the real consumers the drop-in
-# tests run on our library (docs/dropin.md).
+# tests run on our library (docs/dropin.md). rsyslog and python3-aiosmtpd: the
+# logging tests run a private rsyslogd and SMTP server (tests/logging);
+# libcurl4-openssl-dev: the email log channel (components/plog_email, optional).
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -16,4 +18,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     libboost-dev libevent-dev libhwloc-dev zlib1g-dev libspdlog-dev libfmt-dev \
     libgtest-dev libgmock-dev \
     libpmix-dev python3-pmix \
-    openmpi-bin libopenmpi-dev
+    openmpi-bin libopenmpi-dev \
+    rsyslog python3-aiosmtpd libcurl4-openssl-dev

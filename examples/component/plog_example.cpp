@@ -25,7 +25,7 @@ class ExampleLog final : public pmixpp::mca::plog::Module {
     // before returning.
     void log(const pmix_proc_t &source, std::span<const pmix_info_t> entries,
              std::span<const pmix_info_t>, pmixpp::mca::plog::LogCompletion done) override {
-        std::vector<pmix_status_t> statuses;
+        std::vector<pmixpp::mca::plog::EntryResult> statuses;
         for (const auto &e : entries) {
             if (e.value.type == PMIX_STRING && e.value.data.string != nullptr) {
                 std::fprintf(stderr, "[%s %s:%u] %s\n", g_prefix.c_str(), source.nspace,

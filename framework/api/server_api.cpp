@@ -14,6 +14,8 @@
 #include "client/client.hpp"
 #include "event/attributes.hpp"
 #include "evcache/evcache_base.hpp"
+#include "plog/plog_base.hpp"
+#include "pmixpp/mca/info.hpp"
 #include "server/server.hpp"
 
 using pmixpp::runtime::Face;
@@ -85,6 +87,18 @@ std::optional<std::size_t> cache_size_of(std::span<const pmix_info_t> info) {
     return std::nullopt;
 }
 
+// The plog channels (framework/plog); none is fine: every entry then goes
+// to the host's log upcall.
+std::shared_ptr<pmixpp::plog_base::Channels> open_log_channels() {
+    auto opened = pmixpp::plog_base::open(pmixpp::mca::ComponentRepository::process_wide());
+    if (!opened) {
+        pmixpp::mca::framework_logger("plog")->info("PMIx_server_init: no log channel: {}",
+                                                    opened.error().message);
+        return nullptr;
+    }
+    return std::make_shared<pmixpp::plog_base::Channels>(std::move(opened).value());
+}
+
 }  // namespace
 
 extern "C" {
@@ -108,6 +122,8 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     }
     std::span<const pmix_info_t> span(info, info == nullptr ? 0 : ninfo);
     auto cache = pmixpp::evcache_base::EventCache::open(cache_size_of(span));
+    auto log_channels = open_log_channels();
+    const bool gateway = pmixpp::mca::info_flag(span, PMIX_SERVER_GATEWAY).value_or(false);
     auto &engine = ProgressEngine::instance();
     if (auto st = engine.acquire(); !st.ok()) {
         log()->error("PMIx_server_init: {}", st.message());
@@ -117,6 +133,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     engine.run_sync([&] {
         Server::instance().set_event_cache(std::move(cache));
         started = Server::instance().start(module, span, transports.value(), store.value());
+        if (started.ok()) Server::instance().logging().start(log_channels, gateway);
     });
     if (!started.ok()) {
         log()->error("PMIx_server_init: {}", started.message());

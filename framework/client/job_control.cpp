@@ -1,6 +1,6 @@
-// C entry points PMIx_Job_control / PMIx_Log and their _nb forms. The server
+// C entry points PMIx_Job_control and PMIx_Job_control_nb. The server
 // keeps the cleanup directives itself and hands the rest to the host
-// (server/job_control.cpp).
+// (server/job_control.cpp). PMIx_Log: api/log_api.cpp.
 //
 // A NULL cbfunc means "fire and forget": the request is sent and PMIX_SUCCESS
 // returned at once (OPENMPI-CONTRACT rule 5: Open MPI registers its cleanup
@@ -54,18 +54,6 @@ pmix_status_t job_control_async(const pmix_proc_t targets[], size_t ntargets,
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
-pmix_status_t log_async(const pmix_info_t data[], size_t ndata, const pmix_info_t directives[],
-                        size_t ndirs, std::function<void(pmix_status_t)> done) {
-    if (pmix_status_t rc = request_gate(); rc != PMIX_SUCCESS) return rc;
-    if (data == nullptr || ndata == 0 || (directives == nullptr && ndirs > 0))
-        return PMIX_ERR_BAD_PARAM;
-    auto body =
-        BodyWriter().infos(data, ndata).infos(directives, directives == nullptr ? 0 : ndirs).take();
-    bool posted = post_request(Command::log, std::move(body), timeout_of(directives, ndirs),
-                               [done](pmix_status_t s, BodyReader &) { done(s); });
-    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
-}
-
 // A malloc'd copy of `from` for a blocking caller (freed with PMIX_INFO_FREE).
 void hand_out(InfoArray &from, pmix_info_t **out, size_t *nout) {
     if (out != nullptr) *out = nullptr;
@@ -111,24 +99,6 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_
         // The results stay ours until the caller calls the release function.
         auto *keep = new std::shared_ptr<InfoArray>(a.results);
         cbfunc(a.status, a.results->data(), a.results->size(), cbdata, release_answer, keep);
-    });
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Log(const pmix_info_t data[], size_t ndata,
-                                   const pmix_info_t directives[], size_t ndirs) {
-    auto done = std::make_shared<Completion<pmix_status_t>>();
-    pmix_status_t rc =
-        log_async(data, ndata, directives, ndirs, [done](pmix_status_t s) { done->complete(s); });
-    if (rc != PMIX_SUCCESS) return rc;
-    done->wait();
-    return done->value();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
-                                      const pmix_info_t directives[], size_t ndirs,
-                                      pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    return log_async(data, ndata, directives, ndirs, [cbfunc, cbdata](pmix_status_t s) {
-        if (cbfunc != nullptr) cbfunc(s, cbdata);
     });
 }
 

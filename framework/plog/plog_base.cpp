@@ -1,3 +1,4 @@
+// The plog base: selecting the channel modules (routing: plog_router.cpp).
 #include "plog/plog_base.hpp"
 
 namespace pmixpp::plog_base {

@@ -66,7 +66,6 @@ Server::Server() {
     on(Command::lookup, &Server::handle_lookup);
     on(Command::unpublish, &Server::handle_unpublish);
     on(Command::query, &Server::handle_query);
-    on(Command::log, &Server::handle_log);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -161,6 +160,7 @@ void Server::stop() {
     cleanup_.clear();
     events_.clear();
     iof_.clear();
+    logging_.clear();
     transports_.reset();
     store_.reset();
 }

@@ -33,6 +33,7 @@
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
 #include "server/iof_router.hpp"
+#include "server/logging.hpp"
 #include "server/modex.hpp"
 #include "server/requests.hpp"
 #include "server/upcalls.hpp"
@@ -114,6 +115,10 @@ class Server : private DepartureListener {
         iof_.deliver(source, channel, std::move(bytes), std::move(info));
     }
 
+    // --- logging (Logging; progress thread): PMIx_server_init starts it with
+    // the plog channels, PMIx_Log in the server process logs through it.
+    Logging &logging() { return logging_; }
+
   private:
     Server();
     // The one departure path's notices (ClientTable::depart): every waiter on
@@ -159,7 +164,6 @@ class Server : private DepartureListener {
     void handle_unpublish(wire::Channel &ch, wire::Frame &frame,
                           ClientRecord *client);                                     // publish.cpp
     void handle_query(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // query.cpp
-    void handle_log(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);    // log.cpp
     // Tools (tool.cpp): PMIX_SERVER_TOOL_SUPPORT from the init info; the
     // handshake of a Role::tool peer (approved by the host's tool_connected);
     // a tool's finalize and its end (records and event registrations go).
@@ -249,6 +253,7 @@ class Server : private DepartureListener {
     Cleanup cleanup_{host_, requests_};          // job_control, cleanup directives
     IofRouter iof_{clients_, host_, requests_};  // iof_pull/_deregister/_push, IOF_deliver
     EventRouter events_{clients_, host_, requests_, self_};  // (de)register_events, notify
+    Logging logging_{host_, requests_};                      // log
     Modex modex_{clients_, host_, requests_,                 // commit, get, dmodex
                  [this](const std::string &nspace) { return job_blob(nspace); }};
     Allocation allocation_{host_, requests_};  // allocate

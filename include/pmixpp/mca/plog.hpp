@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pmixpp::mca::plog {
@@ -20,17 +21,36 @@ namespace pmixpp::mca::plog {
 inline constexpr const char *kFrameworkName = "plog";
 // Interface version a component of this framework is built against. The major
 // must match the core's exactly; a component minor newer than the core's is refused.
-inline constexpr unsigned kInterfaceMajor = 1;
+// 2.0: a completion carries a reason with each status (EntryResult).
+inline constexpr unsigned kInterfaceMajor = 2;
 inline constexpr unsigned kInterfaceMinor = 0;
 
-// Completes one log() call: one status per entry, in the order of the entries.
+// A bool directive the base adds (true) to the directives a module sees when
+// this process is a server started with PMIX_SERVER_GATEWAY: the node whose
+// syslog is the "global" one. It never reaches the host.
+inline constexpr const char *kGatewayDirective = "pmixpp.log.gateway";
+
+// What became of one entry:
 //   PMIX_SUCCESS      the entry was delivered to the channel;
 //   kStatusDeclined   the module did not handle this entry (the base tries
-//                     the next module serving the channel);
+//                     the next module serving the channel, then the host);
 //   other             the channel failed for this entry, e.g.
 //                     PMIX_ERR_BAD_PARAM (an email entry without an address),
 //                     PMIX_ERR_UNREACH (mail server unreachable).
-using LogCompletion = std::function<void(std::vector<pmix_status_t> per_entry)>;
+// `reason` says why, for the server's log line ("SMTP server answered 550 ...");
+// empty when the status says it all.
+struct EntryResult {
+    pmix_status_t status = PMIX_SUCCESS;
+    std::string reason;
+
+    EntryResult(pmix_status_t s = PMIX_SUCCESS,
+                std::string why = {})  // NOLINT: implicit on purpose
+        : status(s), reason(std::move(why)) {}
+    bool operator==(const EntryResult &other) const = default;
+};
+
+// Completes one log() call: one result per entry, in the order of the entries.
+using LogCompletion = std::function<void(std::vector<EntryResult> per_entry)>;
 
 // The module interface: what a component's create_module() returns.
 // Every method runs on the progress thread.

@@ -28,7 +28,7 @@ class MemorySyslog final : public plog::Module {
     void log(const pmix_proc_t &source, std::span<const pmix_info_t> entries,
              std::span<const pmix_info_t> directives, plog::LogCompletion done) override {
         (void)directives;
-        std::vector<pmix_status_t> statuses;
+        std::vector<plog::EntryResult> statuses;
         for (const pmix_info_t &entry : entries) {
             if (entry.value.type != PMIX_STRING) {
                 statuses.push_back(PMIX_ERR_BAD_PARAM);
@@ -57,7 +57,7 @@ class BackgroundMailer final : public plog::Module {
             messages.emplace_back(entry.value.type == PMIX_STRING ? entry.value.data.string : "");
         }
         worker_ = std::thread([messages = std::move(messages), done = std::move(done)] {
-            std::vector<pmix_status_t> statuses;
+            std::vector<plog::EntryResult> statuses;
             for (const auto &message : messages) {
                 statuses.push_back(message.empty() ? PMIX_ERR_BAD_PARAM : PMIX_SUCCESS);
             }
@@ -87,35 +87,35 @@ TEST(PlogModule, InlineCompletionReportsOneStatusPerEntryInOrder) {
     const pmix_info_t entries[] = {make_info_string(PMIX_LOG_SYSLOG, "node n01 rebooted"),
                                    not_a_string, make_info_string(PMIX_LOG_LOCAL_SYSLOG, "done")};
     int calls = 0;
-    std::vector<pmix_status_t> statuses;
-    module->log(kSource, entries, {}, [&](std::vector<pmix_status_t> per_entry) {
+    std::vector<plog::EntryResult> statuses;
+    module->log(kSource, entries, {}, [&](std::vector<plog::EntryResult> per_entry) {
         ++calls;
         statuses = std::move(per_entry);
     });
     EXPECT_EQ(calls, 1);
     EXPECT_EQ(statuses,
-              (std::vector<pmix_status_t>{PMIX_SUCCESS, PMIX_ERR_BAD_PARAM, PMIX_SUCCESS}));
+              (std::vector<plog::EntryResult>{PMIX_SUCCESS, PMIX_ERR_BAD_PARAM, PMIX_SUCCESS}));
     EXPECT_EQ(static_cast<MemorySyslog &>(*module).lines,
               (std::vector<std::string>{"job1: node n01 rebooted", "job1: done"}));
 }
 
 TEST(PlogModule, AsynchronousCompletionArrivesOnceFromAnotherThreadAfterTheEntriesAreGone) {
     const std::unique_ptr<plog::Module> module = std::make_unique<BackgroundMailer>();
-    std::promise<std::vector<pmix_status_t>> completed;
+    std::promise<std::vector<plog::EntryResult>> completed;
     auto result = completed.get_future();
     std::thread::id completing_thread;
     {
         std::string body = "job1 finished";
         const pmix_info_t entries[] = {make_info_string(PMIX_LOG_EMAIL, body.c_str()),
                                        make_info_string(PMIX_LOG_EMAIL, "")};
-        module->log(kSource, entries, {}, [&](std::vector<pmix_status_t> per_entry) {
+        module->log(kSource, entries, {}, [&](std::vector<plog::EntryResult> per_entry) {
             completing_thread = std::this_thread::get_id();
             completed.set_value(std::move(per_entry));  // a second call would throw
         });
         body.assign(body.size(), 'x');  // the module must not read borrowed entries any more
     }
     ASSERT_EQ(result.wait_for(std::chrono::seconds(5)), std::future_status::ready);
-    EXPECT_EQ(result.get(), (std::vector<pmix_status_t>{PMIX_SUCCESS, PMIX_ERR_BAD_PARAM}));
+    EXPECT_EQ(result.get(), (std::vector<plog::EntryResult>{PMIX_SUCCESS, PMIX_ERR_BAD_PARAM}));
     EXPECT_NE(completing_thread, std::this_thread::get_id());
 }
 

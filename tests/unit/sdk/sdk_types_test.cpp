@@ -101,10 +101,12 @@ TEST(SdkFrameworkIdentity, EachHeaderNamesItsFrameworkAndInterfaceVersion) {
     // ptl 2.0: listen() takes a ListenRequest.
     EXPECT_EQ(mca::ptl::kInterfaceMajor, 2u);
     EXPECT_EQ(mca::ptl::kInterfaceMinor, 0u);
+    // plog 2.0: a completion carries a reason with each status (EntryResult).
+    EXPECT_EQ(mca::plog::kInterfaceMajor, 2u);
+    EXPECT_EQ(mca::plog::kInterfaceMinor, 0u);
     const unsigned versions[][2] = {
         {mca::gds::kInterfaceMajor, mca::gds::kInterfaceMinor},
         {mca::psensor::kInterfaceMajor, mca::psensor::kInterfaceMinor},
-        {mca::plog::kInterfaceMajor, mca::plog::kInterfaceMinor},
         {mca::pnet::kInterfaceMajor, mca::pnet::kInterfaceMinor},
         {mca::evcache::kInterfaceMajor, mca::evcache::kInterfaceMinor},
     };
