@@ -116,6 +116,16 @@ enum class Command : std::uint16_t {
     //      PMIX_IOF_COMPLETE among the directives), infos directives.
     // rep: i32 status (the host's push_stdin answer; no upcall: NOT_SUPPORTED).
     iof_push = 67,
+
+    // Monitoring (server/monitoring.cpp, client/monitor.cpp; docs/monitoring.md).
+    // Numbered from 80 (80-87).
+    // req: infos (exactly one: the monitor), i32 error (the alert's status),
+    //      infos directives.
+    // rep: i32 status, infos results (granted: PMIX_MONITOR_ID of the monitor).
+    monitor = 80,
+    // req: empty. no reply. A PMIX_SEND_HEARTBEAT from the sender; dropped
+    //      when nothing monitors the sender's heartbeats.
+    heartbeat = 81,
 };
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };
