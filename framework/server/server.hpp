@@ -33,6 +33,7 @@
 #include "server/event_router.hpp"
 #include "server/iof_router.hpp"
 #include "server/modex.hpp"
+#include "server/monitoring.hpp"
 #include "server/requests.hpp"
 #include "server/upcalls.hpp"
 #include "ptl/ptl_base.hpp"
@@ -250,6 +251,7 @@ class Server : private DepartureListener {
     EventRouter events_{clients_, host_, requests_, self_};  // (de)register_events, notify
     Modex modex_{clients_, host_, requests_,                 // commit, get, dmodex
                  [this](const std::string &nspace) { return job_blob(nspace); }};
+    Monitoring monitoring_{clients_, host_, requests_, events_};  // monitor, heartbeat
 };
 
 }  // namespace pmixpp::server
