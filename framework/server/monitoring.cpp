@@ -253,12 +253,16 @@ void Monitoring::start(const PendingReply &reply, const ClientRecord &client,
                            enabled_ ? "no psensor module takes it" : "internal monitoring off"));
         return;
     }
-    const pmix_proc_t proc = client.proc;
+    // Held while the host decides, so that a second request with the same id
+    // is refused meanwhile; forgotten if the host refuses (or the client left).
+    mine.emplace(id, m);
     to_host(client, monitor, code, directives,
-            [this, reply, proc, id, m](pmix_status_t s, wire::InfoArray results) {
-                if (s == PMIX_SUCCESS) {
-                    ClientRecord *c = clients_.find_client(key_of(proc));
-                    if (c != nullptr && c->running()) monitors_[key_of(proc)].emplace(id, m);
+            [this, reply, me, id](pmix_status_t s, wire::InfoArray results) {
+                if (s != PMIX_SUCCESS) {
+                    if (auto it = monitors_.find(me); it != monitors_.end()) {
+                        it->second.erase(id);
+                        if (it->second.empty()) monitors_.erase(it);
+                    }
                 }
                 send_reply(reply, BodyWriter().i32(s).infos(results.data(), results.size()).take());
             });

@@ -6,7 +6,9 @@
  *            host's monitor upcall with the requestor and its PMIX_USERID /
  *            PMIX_GRPID; the host's results come back to the client; once the
  *            host granted a heartbeat monitor, the client's heartbeats reach
- *            it as PMIX_SEND_HEARTBEAT upcalls; a cancel reaches it too.
+ *            it as PMIX_SEND_HEARTBEAT upcalls; a cancel reaches it too; two
+ *            requests with one id sent before the host answered: one granted,
+ *            one PMIX_ERR_EXISTS (the second never reaches the host).
  *   none     no ENABLE_MONITORING and no monitor upcall: PMIX_ERR_NOT_SUPPORTED.
  *   enabled  PMIX_SERVER_ENABLE_MONITORING: a heartbeat monitor is the
  *            library's (no upcall); a kind no psensor module takes (process
@@ -20,6 +22,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +57,30 @@ static void nap_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
+/* The answer to a request with id "dup" comes later, from another thread: the
+ * second request with that id reaches the server before it. */
+struct late {
+    pmix_info_cbfunc_t cbfunc;
+    void *cbdata;
+};
+static void *answer_late(void *arg) {
+    struct late *l = arg;
+    nap_ms(300);
+    l->cbfunc(PMIX_SUCCESS, NULL, 0, l->cbdata, NULL, NULL);
+    free(l);
+    return NULL;
+}
+
 static pmix_status_t host_monitor(const pmix_proc_t *requestor, const pmix_info_t *monitor,
                                   pmix_status_t error, const pmix_info_t directives[], size_t ndirs,
                                   pmix_info_cbfunc_t cbfunc, void *cbdata) {
     (void)error;
-    int uid_ok = 0, gid_ok = 0;
+    int uid_ok = 0, gid_ok = 0, late = 0;
     for (size_t i = 0; i < ndirs; ++i) {
+        if (PMIX_CHECK_KEY(&directives[i], PMIX_MONITOR_ID) &&
+            directives[i].value.type == PMIX_STRING &&
+            strcmp(directives[i].value.data.string, "dup") == 0)
+            late = 1;
         if (PMIX_CHECK_KEY(&directives[i], PMIX_USERID) &&
             directives[i].value.data.uint32 == (uint32_t)getuid())
             uid_ok = 1;
@@ -81,6 +102,15 @@ static pmix_status_t host_monitor(const pmix_proc_t *requestor, const pmix_info_
     if (PMIX_CHECK_KEY(monitor, PROC_RESOURCE_USAGE)) ++n_resource;
     pthread_mutex_unlock(&lock);
     if (PMIX_CHECK_KEY(monitor, PMIX_SEND_HEARTBEAT)) return PMIX_OPERATION_SUCCEEDED;
+    if (late) {
+        struct late *l = malloc(sizeof *l);
+        l->cbfunc = cbfunc;
+        l->cbdata = cbdata;
+        pthread_t t;
+        if (pthread_create(&t, NULL, answer_late, l) != 0) return PMIX_ERR_OUT_OF_RESOURCE;
+        pthread_detach(t);
+        return PMIX_SUCCESS;
+    }
     /* Answer inline with a result the client must see. */
     pmix_info_t result;
     PMIX_INFO_CONSTRUCT(&result);
@@ -126,6 +156,34 @@ static pmix_status_t hb_monitor(const char *id, pmix_info_t **results, size_t *n
     return rc;
 }
 
+static volatile int nb_done = 0;
+static volatile pmix_status_t nb_status[2];
+static void nb_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                  pmix_release_cbfunc_t release_fn, void *release_cbdata) {
+    (void)info, (void)ninfo;
+    nb_status[(int)(intptr_t)cbdata] = status;
+    if (release_fn != NULL) release_fn(release_cbdata);
+    __sync_fetch_and_add(&nb_done, 1);
+}
+
+/* Two requests with one id, sent back to back before the host answered the
+ * first: exactly one is granted, the other refused with PMIX_ERR_EXISTS. */
+static void same_id_twice(void) {
+    pmix_info_t mon, d[2];
+    uint32_t one = 1;
+    PMIX_INFO_LOAD(&mon, PMIX_MONITOR_HEARTBEAT, NULL, PMIX_POINTER);
+    PMIX_INFO_LOAD(&d[0], PMIX_MONITOR_HEARTBEAT_TIME, &one, PMIX_UINT32);
+    PMIX_INFO_LOAD(&d[1], PMIX_MONITOR_ID, "dup", PMIX_STRING);
+    CHECK(PMIx_Process_monitor_nb(&mon, OUR_CODE, d, 2, nb_cb, (void *)0) == PMIX_SUCCESS, "nb 0");
+    CHECK(PMIx_Process_monitor_nb(&mon, OUR_CODE, d, 2, nb_cb, (void *)1) == PMIX_SUCCESS, "nb 1");
+    while (nb_done < 2) nap_ms(5);
+    PMIX_INFO_DESTRUCT(&d[1]);
+    const int granted = (nb_status[0] == PMIX_SUCCESS) + (nb_status[1] == PMIX_SUCCESS);
+    const int refused = (nb_status[0] == PMIX_ERR_EXISTS) + (nb_status[1] == PMIX_ERR_EXISTS);
+    CHECK(granted == 1 && refused == 1, "same id twice: %s and %s", PMIx_Error_string(nb_status[0]),
+          PMIx_Error_string(nb_status[1]));
+}
+
 static pmix_status_t cancel(const char *id) {
     pmix_info_t mon;
     PMIX_INFO_CONSTRUCT(&mon);
@@ -161,6 +219,7 @@ static int client_main(void) {
         for (int i = 0; i < 3; ++i) PMIx_Heartbeat();
         rc = cancel("h"); /* after the beats on the same connection */
         CHECK(rc == PMIX_SUCCESS, "cancel: %s", PMIx_Error_string(rc));
+        same_id_twice();
     } else {
         pmix_status_t code = OUR_CODE;
         CHECK(PMIx_Register_event_handler(&code, 1, NULL, 0, client_handler, NULL, NULL) >= 0,
@@ -221,7 +280,8 @@ int main(int argc, char **argv) {
     pthread_mutex_lock(&lock);
     CHECK(ids_ok, "an upcall without the requestor or its PMIX_USERID/PMIX_GRPID");
     if (strcmp(mode, "upcall") == 0) {
-        CHECK(n_heartbeat_mon == 1, "%d heartbeat monitor upcalls", n_heartbeat_mon);
+        CHECK(n_heartbeat_mon == 2, "%d heartbeat monitor upcalls ('h', 'dup' once)",
+              n_heartbeat_mon);
         CHECK(n_beats == 3, "%d heartbeats reached the host, 3 sent", n_beats);
         CHECK(n_cancel == 1, "%d cancel upcalls", n_cancel);
     } else if (enabled) {
