@@ -56,6 +56,13 @@ struct Answer {
     std::shared_ptr<InfoArray> results;
 };
 
+// A client, or a tool connected to a server (a tool is monitored like a client).
+pmix_status_t monitor_gate() {
+    using pmixpp::runtime::Face;
+    if (pmixpp::runtime::init_count(Face::tool) == 0) return request_gate();
+    return pmixpp::client::Client::instance().connected() ? PMIX_SUCCESS : PMIX_ERR_UNREACH;
+}
+
 void send_heartbeat() {
     if (!g_heartbeats_wanted.load(std::memory_order_relaxed)) return;
     pmixpp::runtime::ProgressEngine::instance().post([] {
@@ -69,7 +76,7 @@ pmix_status_t monitor_async(const pmix_info_t *monitor, pmix_status_t error,
                             const pmix_info_t directives[], size_t ndirs,
                             std::function<void(Answer)> done, bool *oneway) {
     *oneway = false;
-    if (pmix_status_t rc = request_gate(); rc != PMIX_SUCCESS) return rc;
+    if (pmix_status_t rc = monitor_gate(); rc != PMIX_SUCCESS) return rc;
     if (directives == nullptr && ndirs > 0) return PMIX_ERR_BAD_PARAM;
     std::span<const pmix_info_t> dirs(directives, directives == nullptr ? 0 : ndirs);
     auto kind = pmixpp::psensor_base::check_request(monitor, dirs);

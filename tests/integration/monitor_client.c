@@ -24,8 +24,12 @@
  *             "monitor dies ok"
  *  many       64 heartbeat monitors of one process: one alert for each id
  *             when it stops beating: "monitor many ok"
+ *  tool       the same as a tool (PMIx_tool_init, server found by the
+ *             environment pmixrun gives): a heartbeat monitor of the tool
+ *             alerts it when it does not beat: "monitor tool ok"
  * Every wait is bounded by alarm(); a missing alert kills the rank. */
 #include <pmix.h>
+#include <pmix_tool.h>
 
 #include <pthread.h>
 #include <signal.h>
@@ -364,9 +368,28 @@ static int many(void) {
     return 0;
 }
 
+static int tool(void) {
+    register_handler();
+    pmix_status_t rc = heartbeat_monitor("tool", 1, 0, 1);
+    CHECK(rc == PMIX_SUCCESS, "monitor: %s", PMIx_Error_string(rc));
+    wait_alerts(1);
+    CHECK(PMIX_CHECK_PROCID(&alerts[0].source, &me), "alert source %s:%u", alerts[0].source.nspace,
+          alerts[0].source.rank);
+    CHECK(strcmp(alerts[0].id, "tool") == 0, "alert id '%s'", alerts[0].id);
+    CHECK(cancel(NULL) == PMIX_SUCCESS, "cancel all");
+    printf("monitor tool ok\n");
+    fflush(stdout);
+    PMIx_tool_finalize();
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
     alarm(60);
+    if (strcmp(argv[1], "tool") == 0) {
+        if (PMIx_tool_init(&me, NULL, 0) != PMIX_SUCCESS) return 1;
+        return tool();
+    }
     if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS) return 1;
     const char *mode = argv[1];
     int rc = 2;
