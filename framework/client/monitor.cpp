@@ -63,13 +63,22 @@ pmix_status_t monitor_gate() {
     return pmixpp::client::Client::instance().connected() ? PMIX_SUCCESS : PMIX_ERR_UNREACH;
 }
 
+// A heartbeat already posted to the progress thread and not yet sent: a new
+// one adds nothing (the server only needs a beat per window), so a process
+// beating every microsecond still has at most one closure and one frame in
+// flight.
+std::atomic<bool> g_beat_queued{false};
+
 void send_heartbeat() {
     if (!g_heartbeats_wanted.load(std::memory_order_relaxed)) return;
-    pmixpp::runtime::ProgressEngine::instance().post([] {
+    if (g_beat_queued.exchange(true, std::memory_order_acq_rel)) return;
+    const bool posted = pmixpp::runtime::ProgressEngine::instance().post([] {
+        g_beat_queued.store(false, std::memory_order_release);
         if (!pmixpp::client::Client::instance().send_oneway(Command::heartbeat, {})) {
             log()->debug("client: heartbeat not sent: no connection to the server");
         }
     });
+    if (!posted) g_beat_queued.store(false, std::memory_order_release);
 }
 
 pmix_status_t monitor_async(const pmix_info_t *monitor, pmix_status_t error,
