@@ -24,6 +24,10 @@
  *             "monitor dies ok"
  *  many       64 heartbeat monitors of one process: one alert for each id
  *             when it stops beating: "monitor many ok"
+ *  range      (2 ranks) rank 1 asks for two monitors and never beats: "ns"
+ *             (default range, PMIX_RANGE_NAMESPACE) and "self"
+ *             (PMIX_RANGE_PROC_LOCAL): rank 1 gets both alerts, rank 0 only
+ *             "ns": "monitor range ok"
  *  tool       the same as a tool (PMIx_tool_init, server found by the
  *             environment pmixrun gives): a heartbeat monitor of the tool
  *             alerts it when it does not beat: "monitor tool ok"
@@ -368,6 +372,42 @@ static int many(void) {
     return 0;
 }
 
+static int range(void) {
+    only_mine = 0;
+    register_handler();
+    PMIx_Fence(NULL, 0, NULL, 0); /* both handlers are in place */
+    if (me.rank == 1) {
+        CHECK(heartbeat_monitor("ns", 1, 0, 1) == PMIX_SUCCESS, "monitor ns");
+        pmix_info_t mon, d[4];
+        uint32_t one = 1;
+        bool t = true;
+        pmix_data_range_t r = PMIX_RANGE_PROC_LOCAL;
+        PMIX_INFO_LOAD(&mon, PMIX_MONITOR_HEARTBEAT, NULL, PMIX_POINTER);
+        PMIX_INFO_LOAD(&d[0], PMIX_MONITOR_HEARTBEAT_TIME, &one, PMIX_UINT32);
+        PMIX_INFO_LOAD(&d[1], PMIX_MONITOR_ID, "self", PMIX_STRING);
+        PMIX_INFO_LOAD(&d[2], PMIX_RANGE, &r, PMIX_DATA_RANGE);
+        PMIX_INFO_LOAD(&d[3], PMIX_MONITOR_APP_CONTROL, &t, PMIX_BOOL);
+        pmix_status_t rc = PMIx_Process_monitor(&mon, OUR_CODE, d, 4, NULL, NULL);
+        CHECK(rc == PMIX_SUCCESS, "monitor self: %s", PMIx_Error_string(rc));
+        PMIX_INFO_DESTRUCT(&d[1]);
+        wait_alerts(2);
+        CHECK(cancel(NULL) == PMIX_SUCCESS, "cancel all");
+    } else {
+        wait_alerts(1);
+    }
+    /* Rank 1 had both alerts: whatever reached rank 0 was sent before this. */
+    PMIx_Fence(NULL, 0, NULL, 0);
+    const int n = count_alerts();
+    if (me.rank == 0) {
+        CHECK(n == 1 && strcmp(alerts[0].id, "ns") == 0, "rank 0 got %d alert(s), first '%s'", n,
+              alerts[0].id);
+    } else {
+        CHECK(n == 2, "rank 1 got %d alerts", n);
+    }
+    printf("monitor range ok\n");
+    return 0;
+}
+
 static int tool(void) {
     register_handler();
     pmix_status_t rc = heartbeat_monitor("tool", 1, 0, 1);
@@ -401,6 +441,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "noappctrl") == 0) rc = appctrl(0);
     if (strcmp(mode, "dies") == 0) rc = dies();
     if (strcmp(mode, "many") == 0) rc = many();
+    if (strcmp(mode, "range") == 0) rc = range();
     fflush(stdout);
     PMIx_Finalize(NULL, 0);
     return rc;
