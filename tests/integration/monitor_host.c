@@ -207,6 +207,7 @@ static int client_main(void) {
     if (strcmp(mode, "none") == 0) {
         rc = hb_monitor("h", &results, &nresults);
         CHECK(rc == PMIX_ERR_NOT_SUPPORTED, "without upcall: %s", PMIx_Error_string(rc));
+        if (results != NULL) PMIX_INFO_FREE(results, nresults); /* the refusal's reason */
         rc = cancel("h");
         CHECK(rc == PMIX_ERR_NOT_SUPPORTED, "cancel without upcall: %s", PMIx_Error_string(rc));
     } else if (strcmp(mode, "upcall") == 0) {
@@ -274,6 +275,8 @@ int main(int argc, char **argv) {
         execl("/proc/self/exe", argv[0], mode, "client", (char *)NULL);
         _exit(127);
     }
+    for (char **e = env; e != NULL && *e != NULL; ++e) free(*e);
+    free(env);
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the client failed (%d)", status);
