@@ -271,6 +271,9 @@ static int file(const char *form) {
     ++n;
     pmix_status_t rc = PMIx_Process_monitor(&mon, OUR_CODE, d, n, NULL, NULL);
     CHECK(rc == PMIX_SUCCESS, "file monitor: %s", PMIx_Error_string(rc));
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&d[i]);
+    PMIX_INFO_DESTRUCT(&mon);
+    if (form != NULL && strcmp(form, "standard") == 0) PMIX_INFO_DESTRUCT(&crit);
     const double end = now() + 5.0;
     while (now() < end) { /* grows every 50 ms */
         fputs("progress\n", f);
