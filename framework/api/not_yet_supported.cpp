@@ -44,23 +44,6 @@ extern "C" {
 // ---- Client: publish / lookup ------------------------------------------------------------------
 // ---- Client: resolve -----------------------------------------------------------
 // ---- Client: query, log, allocation, job control, monitoring -----------------------------------
-PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t * /*monitor*/,
-                                               pmix_status_t /*error*/,
-                                               const pmix_info_t * /*directives*/, size_t /*ndirs*/,
-                                               pmix_info_t **results, size_t *nresults) {
-    clear_out(results);
-    clear_out(nresults);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Process_monitor_nb(const pmix_info_t * /*monitor*/,
-                                                  pmix_status_t /*error*/,
-                                                  const pmix_info_t * /*directives*/,
-                                                  size_t /*ndirs*/, pmix_info_cbfunc_t /*cbfunc*/,
-                                                  void * /*cbdata*/) {
-    return unavailable();
-}
-
 // ---- Client: credentials -----------------------------------------------------------------------
 PMIX_EXPORT pmix_status_t PMIx_Get_credential(const pmix_info_t * /*info*/, size_t /*ninfo*/,
                                               pmix_byte_object_t * /*credential*/) {

@@ -109,6 +109,9 @@ class Client {
     pmix_status_t store_connect_reply(wire::BodyReader &reply);
     // Progress thread: send a request; `handler` runs exactly once.
     void request(wire::Command command, std::vector<std::uint8_t> body, ReplyHandler handler);
+    // Progress thread: send a message the server does not answer (a heartbeat:
+    // monitor.cpp). False when the connection is gone.
+    bool send_oneway(wire::Command command, std::span<const std::uint8_t> body);
     // Progress thread: events (events.cpp). Tell the server about handler
     // registration `id` (its codes and filters) / its removal, and send an
     // event for the server to route; done(status) exactly once.

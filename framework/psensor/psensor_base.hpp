@@ -1,5 +1,5 @@
 // The psensor framework base: every usable psensor module, highest priority first
-// (framework/psensor/README.md). No component exists yet.
+// (framework/psensor/README.md): psensor_heartbeat, psensor_file.
 #pragma once
 
 #include "mca/select.hpp"

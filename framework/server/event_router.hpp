@@ -26,7 +26,19 @@
 
 namespace pmixpp::server {
 
-class EventRouter final : public DepartureListener {
+// Events the server library raises itself (monitor alerts): the narrow
+// interface through which the Monitoring service reaches the EventRouter.
+class LibraryEvents {
+  public:
+    virtual ~LibraryEvents() = default;
+    // Routed as a client's event of its source (local clients in range, the
+    // cache, the host's notify_event when the range leaves the node) and
+    // always to the server process's own handlers: the host is the SMS that
+    // acts on it.
+    virtual void raise_from_library(std::shared_ptr<const events::Event> ev) = 0;
+};
+
+class EventRouter final : public DepartureListener, public LibraryEvents {
   public:
     // `self`: the server process's identity (set at start, read at each event).
     EventRouter(ClientTable &clients, const HostUpcalls &host, RequestTable &requests,
@@ -36,6 +48,7 @@ class EventRouter final : public DepartureListener {
     // PMIx_Notify_event called by the host: to the local clients in range,
     // the cache and the server process's own handlers; never back to the host.
     void notify_from_host(std::shared_ptr<const events::Event> ev);
+    void raise_from_library(std::shared_ptr<const events::Event> ev) override;
     // A handler of the server process itself was registered: replay the
     // matching cached events to it.
     void replay_to_self(std::size_t id);
@@ -50,7 +63,8 @@ class EventRouter final : public DepartureListener {
     // Routes one event to the local clients in its range, caches it, runs
     // the server process's handlers and, for an event from a client whose
     // range leaves this node, calls the host's notify_event.
-    void route(std::shared_ptr<const events::Event> ev, bool from_host);
+    // `to_self`: to the server process's handlers whatever the range.
+    void route(std::shared_ptr<const events::Event> ev, bool from_host, bool to_self = false);
     // Sends matching cached events to registration `id` of `client`.
     void replay(const ProcKey &client, std::uint64_t id);
     // Its registrations go, and cached job events stop waiting for it.

@@ -250,7 +250,11 @@ void EventRouter::notify_from_host(std::shared_ptr<const Event> ev) {
     route(std::move(ev), true);
 }
 
-void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host) {
+void EventRouter::raise_from_library(std::shared_ptr<const Event> ev) {
+    route(std::move(ev), false, true);
+}
+
+void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host, bool to_self) {
     const auto payload = ev->encode();
     const auto message = event_message(false, 0, payload);
     const std::string job = job_of(*ev);
@@ -287,7 +291,7 @@ void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host) {
 
     // The server process's own handlers: events from its host, and client
     // events whose range takes in this node's RM side.
-    const bool for_server = from_host || ev->range == PMIX_RANGE_RM ||
+    const bool for_server = from_host || to_self || ev->range == PMIX_RANGE_RM ||
                             ev->range == PMIX_RANGE_LOCAL || ev->range == PMIX_RANGE_SESSION ||
                             ev->range == PMIX_RANGE_GLOBAL || ev->range == PMIX_RANGE_UNDEF ||
                             (ev->range == PMIX_RANGE_CUSTOM && in_range(*ev, self_));

@@ -52,6 +52,7 @@ Server::Server() {
     clients_.subscribe(&cleanup_);
     clients_.subscribe(&events_);
     clients_.subscribe(&modex_);
+    clients_.subscribe(&monitoring_);
     clients_.subscribe(this);
     // Each service registers its own requests (README.md, "Adding a request type").
     on(Command::handshake, &Server::handle_handshake);
@@ -122,6 +123,8 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
                            "server: no transport opened a listener (modules: " + names + ")");
     }
     configure_tools(info);  // tool.cpp
+    // PMIX_SERVER_ENABLE_MONITORING: the psensor modules (monitoring.hpp)
+    monitoring_.configure(info);
     active_ = true;
     return mca::Status::success();
 }
@@ -158,6 +161,7 @@ void Server::stop() {
     spawned_by_.clear();
     local_support_.clear();
     cleanup_.clear();
+    monitoring_.clear();
     events_.clear();
     iof_.clear();
     logging_.clear();

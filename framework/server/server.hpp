@@ -35,6 +35,7 @@
 #include "server/iof_router.hpp"
 #include "server/logging.hpp"
 #include "server/modex.hpp"
+#include "server/monitoring.hpp"
 #include "server/requests.hpp"
 #include "server/upcalls.hpp"
 #include "ptl/ptl_base.hpp"
@@ -257,6 +258,7 @@ class Server : private DepartureListener {
     Modex modex_{clients_, host_, requests_,                 // commit, get, dmodex
                  [this](const std::string &nspace) { return job_blob(nspace); }};
     Allocation allocation_{host_, requests_};  // allocate
+    Monitoring monitoring_{clients_, host_, requests_, events_};  // monitor, heartbeat
 };
 
 }  // namespace pmixpp::server

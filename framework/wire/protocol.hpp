@@ -122,6 +122,15 @@ enum class Command : std::uint16_t {
     // req: u8 directive (pmix_alloc_directive_t), infos.
     // rep: i32 status, infos results (also on an error: the host's reason).
     allocate = 88,
+    // Monitoring (server/monitoring.cpp, client/monitor.cpp; docs/monitoring.md).
+    // Numbered from 80 (80-87).
+    // req: infos (exactly one: the monitor), i32 error (the alert's status),
+    //      infos directives.
+    // rep: i32 status, infos results (granted: PMIX_MONITOR_ID of the monitor).
+    monitor = 80,
+    // req: empty. no reply. A PMIX_SEND_HEARTBEAT from the sender; dropped
+    //      when nothing monitors the sender's heartbeats.
+    heartbeat = 81,
 };
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };

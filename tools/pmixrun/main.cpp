@@ -16,6 +16,8 @@
 // registered for them get PMIX_ERR_PROC_ABORTED when a peer calls PMIx_Abort
 // and PMIX_EVENT_PROC_TERMINATED when a peer ends abnormally (events.hpp).
 // Tools of the same user may connect (PMIx_tool_init; tools.hpp, docs/tools.md).
+// Process monitoring is the library's (PMIX_SERVER_ENABLE_MONITORING); alerts
+// get pmixrun's default action (monitoring.hpp, docs/monitoring.md).
 #include <pmix_server.h>
 
 #include <signal.h>
@@ -40,6 +42,7 @@
 #include "job_control.hpp"
 #include "job_services.hpp"
 #include "launcher.hpp"
+#include "monitoring.hpp"
 #include "tools.hpp"
 
 extern char **environ;
@@ -53,6 +56,8 @@ constexpr const char *kUsage =
     "  -n, --np N           number of processes (1 or more)\n"
     "  -x VAR[=value]       export VAR to the processes (its value here, or the given one)\n"
     "  --timeout SECONDS    terminate the job after SECONDS; exit status 124\n"
+    "  --monitor-kill       terminate the job on a monitor alert the application did not\n"
+    "                       ask to handle itself (PMIX_MONITOR_APP_CONTROL); exit status 1\n"
     "  -h, --help           this text\n"
     "Exit status: the job's (the abort status, or the first failing process's).\n"
     "SIGUSR1 to pmixrun: PMIX_JCTRL_PREEMPT_ALERT to the processes that declared\n"
@@ -84,6 +89,7 @@ int main(int argc, char **argv) {
     long nprocs = 0;
     long timeout = 0;
     std::vector<std::string> exports;
+    bool monitor_kill = false;
     int i = 1;
     for (; i < argc; ++i) {
         std::string a = argv[i];
@@ -115,6 +121,8 @@ int main(int argc, char **argv) {
             timeout = std::strtol(v, &end, 10);
             if (*end != '\0' || timeout < 1)
                 return usage_error(std::string("bad timeout '") + v + "'");
+        } else if (a == "--monitor-kill") {
+            monitor_kill = true;
         } else if (a == "--") {
             ++i;
             break;
@@ -144,17 +152,24 @@ int main(int argc, char **argv) {
     pmixrun::install_allocation(module);      // allocate (allocation.hpp)
     // Tools may connect (docs/tools.md): by the PMIX_SERVER_URI* variables
     // its processes inherit, or by pmixrun's pid through the rendezvous file.
-    pmix_info_t server_info[1];
+    pmix_info_t server_info[2];
     PMIX_INFO_CONSTRUCT(&server_info[0]);
     bool tool_support = true;
     PMIX_INFO_LOAD(&server_info[0], PMIX_SERVER_TOOL_SUPPORT, &tool_support, PMIX_BOOL);
-    pmix_status_t rc = PMIx_server_init(&module, server_info, 1);
+    // The library's own monitoring (psensor); pmixrun acts on alerts (monitoring.hpp).
+    PMIX_INFO_CONSTRUCT(&server_info[1]);
+    PMIX_INFO_LOAD(&server_info[1], PMIX_SERVER_ENABLE_MONITORING, &tool_support, PMIX_BOOL);
+    pmix_status_t rc = PMIx_server_init(&module, server_info, 2);
     PMIX_INFO_DESTRUCT(&server_info[0]);
+    PMIX_INFO_DESTRUCT(&server_info[1]);
     if (rc != PMIX_SUCCESS) {
         std::fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));
         return 1;
     }
     pmixrun::job_control_start();  // checkpoint completions (job_control.hpp)
+    pmixrun::install_monitor_alerts(monitor_kill, [] {
+        if (!g_aborted.exchange(true)) g_abort_status = 1;
+    });
 
     // --- the job, and those it spawns ---
     std::vector<std::string> base_env;

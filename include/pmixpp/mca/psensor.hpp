@@ -22,15 +22,26 @@ inline constexpr const char *kFrameworkName = "psensor";
 inline constexpr unsigned kInterfaceMajor = 1;
 inline constexpr unsigned kInterfaceMinor = 0;
 
+// The standard's (v5) form of a file monitor, which PMIx 4.2's headers do not
+// define: the monitor key PMIX_MONITOR_FILE_CHANGES (its value a
+// PMIX_DATA_ARRAY of PMIX_INFO naming the criteria: PMIX_MONITOR_FILE_SIZE,
+// _ACCESS, _MODIFY; NULL or empty: all of them) with the files in the
+// directive PMIX_MONITOR_TARGET_FILES (a PMIX_DATA_ARRAY of PMIX_STRING, or
+// one PMIX_STRING). TARGET_FILES shares its string with 4.2's
+// PMIX_MONITOR_FILE ("pmix.monitor.fmon").
+inline constexpr const char *kMonitorFileChanges = "pmix.monitor.fchg";
+inline constexpr const char *kMonitorTargetFiles = "pmix.monitor.fmon";
+
 // One PMIx_Process_monitor_nb request, as the server received it. Everything
 // is borrowed for the duration of start(): a module that takes the request
 // copies what it keeps.
 struct MonitorRequest {
     // The process to watch (the client that asked).
     const pmix_proc_t &requestor;
-    // The request's PMIX_MONITOR_ID (empty if none was given); stop() names
-    // it. The core has already refused a second request with the same id
-    // from the same requestor.
+    // The monitor's id: the request's PMIX_MONITOR_ID, or one the core made
+    // up when none was given ("pmixpp.monitor.<n>"); never empty. stop()
+    // names it. The core has already refused a second request with the same
+    // id from the same requestor.
     std::string_view id;
     // What to monitor: its key says the kind (PMIX_MONITOR_HEARTBEAT,
     // PMIX_MONITOR_FILE, ...), its value the object (e.g. the file name).
@@ -51,6 +62,9 @@ struct Violation {
     // For the event's PMIX_EVENT_TEXT_MESSAGE and the log, e.g.
     // "no heartbeat from job1.3 for 10 s (2 missed)".
     std::string reason;
+    // The file that failed its check (a file monitor; the event carries it as
+    // PMIX_MONITOR_FILE), empty otherwise.
+    std::string file;
 };
 
 // Called by the module, on the progress thread, once per violation. The core
@@ -67,7 +81,7 @@ class PMIXPP_SDK_EXPORT Module {
     virtual ~Module() = default;
 
     // The monitor keys this module understands (PMIX_MONITOR_HEARTBEAT;
-    // PMIX_MONITOR_FILE). Constant for the module's lifetime.
+    // PMIX_MONITOR_FILE, kMonitorFileChanges). Constant for the module's lifetime.
     virtual std::vector<std::string> monitor_keys() const = 0;
 
     // Whether start() should be offered `request` at all. Default: the

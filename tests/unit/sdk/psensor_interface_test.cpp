@@ -92,7 +92,7 @@ class HeartbeatSensor final : public psensor::Module {
         const std::size_t index = watches_.size() - 1;
         watch.timer = timers.every(std::chrono::seconds(seconds), [this, index, raise] {
             Watch &w = watches_[index];
-            if (!w.beat) raise({w.proc, w.id, w.event_code, "no heartbeat within the period"});
+            if (!w.beat) raise({w.proc, w.id, w.event_code, "no heartbeat within the period", ""});
             w.beat = false;
         });
         return Status::success();
