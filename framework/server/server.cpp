@@ -49,6 +49,7 @@ Server::Server() {
     clients_.subscribe(&events_);
     clients_.subscribe(&modex_);
     clients_.subscribe(&collectives_);
+    clients_.subscribe(&groups_);
     clients_.subscribe(this);
     // Each service registers its own requests (README.md, "Adding a request type").
     on(Command::handshake, &Server::handle_handshake);
@@ -123,6 +124,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
 
 void Server::stop() {
     active_ = false;
+    groups_.clear();
     collectives_.clear();  // shared-memory waiters, trackers, connect state
     for (auto &[ns, job] : clients_.jobs()) {
         for (auto &[rank, client] : job.clients) {

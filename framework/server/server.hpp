@@ -32,6 +32,7 @@
 #include "server/collectives.hpp"
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
+#include "server/groups.hpp"
 #include "server/iof_router.hpp"
 #include "server/modex.hpp"
 #include "server/requests.hpp"
@@ -191,6 +192,16 @@ class Server : private DepartureListener {
     // fence, fence_shm_done, connect, disconnect; the CollectiveTracker
     Collectives collectives_{clients_, host_, requests_, modex_,
                              [this](const std::string &nspace) { return job_blob(nspace); }};
+    // group_construct, group_destruct, group_leave (docs/groups.md)
+    Groups groups_{clients_,
+                   host_,
+                   requests_,
+                   collectives_,
+                   modex_,
+                   [this](const std::string &nspace) { return job_blob(nspace); },
+                   [this](std::shared_ptr<const events::Event> ev) {
+                       events_.notify_from_host(std::move(ev));
+                   }};
 };
 
 }  // namespace pmixpp::server

@@ -36,6 +36,7 @@
 
 #include "data_server.hpp"
 #include "events.hpp"
+#include "groups.hpp"
 #include "job_services.hpp"
 #include "launcher.hpp"
 #include "tools.hpp"
@@ -137,6 +138,7 @@ int main(int argc, char **argv) {
     pmixrun::install_job_services(module);    // job_control, log
     pmixrun::install_event_services(module);  // register_events, notify_event (events.hpp)
     pmixrun::install_tool_services(module);   // tool_connected (tools.hpp)
+    pmixrun::install_group_services(module);  // group (groups.hpp)
     // Tools may connect (docs/tools.md): by the PMIX_SERVER_URI* variables
     // its processes inherit, or by pmixrun's pid through the rendezvous file.
     pmix_info_t server_info[1];
