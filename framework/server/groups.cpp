@@ -438,6 +438,13 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
 // ---------------------------------------------------------------------------------------------
 // destruct, leave
 
+bool Groups::caller_in(std::map<std::string, GroupRecord>::iterator g, const ProcKey &me,
+                       const PendingReply &reply) const {
+    if (g != groups_.end() && is_member(g->second, me)) return true;
+    send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
+    return false;
+}
+
 void Groups::handle_destruct(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::string id;
@@ -453,10 +460,7 @@ void Groups::handle_destruct(Channel &ch, Frame &frame, ClientRecord *client) {
     const auto reply = PendingReply::to(ch, frame);
     const ProcKey me = key_of(client->proc);
     auto g = groups_.find(id);
-    if (g == groups_.end() || !is_member(g->second, me)) {
-        send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
-        return;
-    }
+    if (!caller_in(g, me, reply)) return;
     std::vector<pmix_proc_t> members = g->second.members;
     std::sort(members.begin(), members.end(), proc_less);
     auto hooks = std::make_shared<CollectiveHooks>();
@@ -508,10 +512,7 @@ void Groups::handle_leave(Channel &ch, Frame &frame, ClientRecord *client) {
     const auto reply = PendingReply::to(ch, frame);
     const ProcKey me = key_of(client->proc);
     auto g = groups_.find(id);
-    if (g == groups_.end() || !is_member(g->second, me)) {
-        send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
-        return;
-    }
+    if (!caller_in(g, me, reply)) return;
     auto &members = g->second.members;
     std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == me; });
     if (!members.empty() && raise_) {

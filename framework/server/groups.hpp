@@ -78,6 +78,10 @@ class Groups final : public DepartureListener {
     void handle_construct(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_destruct(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_leave(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    // Whether `g` is a live group with member `me`; if not, `reply` gets
+    // PMIX_ERR_BAD_PARAM (destruct or leave of a group one is not in).
+    bool caller_in(std::map<std::string, GroupRecord>::iterator g, const ProcKey &me,
+                   const PendingReply &reply) const;
 
     // Wildcards of jobs registered here with a known size become their
     // ranks, in order; duplicates go (the first stays).
