@@ -54,10 +54,17 @@ void Client::handle_event(wire::Frame &frame) {
         log()->warn("client: malformed event message from the server");
         return;
     }
-    if (ev->status == PMIX_GROUP_LEFT) {  // the group goes on without the leaver (groups.hpp)
-        if (const auto *id = mca::find_info(ev->info_span(), PMIX_GROUP_ID);
-            id != nullptr && id->value.type == PMIX_STRING && id->value.data.string != nullptr)
-            GroupTable::instance().remove_member(id->value.data.string, ev->source);
+    // The group goes on without a member that left or failed (groups.hpp).
+    if (ev->status == PMIX_GROUP_LEFT || ev->status == PMIX_GROUP_MEMBER_FAILED) {
+        const auto *id = mca::find_info(ev->info_span(), PMIX_GROUP_ID);
+        if (id != nullptr && id->value.type == PMIX_STRING && id->value.data.string != nullptr) {
+            if (ev->status == PMIX_GROUP_LEFT) {
+                GroupTable::instance().remove_member(id->value.data.string, ev->source);
+            } else {
+                for (const auto &p : ev->affected)
+                    GroupTable::instance().remove_member(id->value.data.string, p);
+            }
+        }
     }
     auto shared = std::make_shared<const events::Event>(std::move(*ev));
     events::ProcessEvents::instance().deliver(

@@ -189,7 +189,8 @@ void group_construct_async(std::string id, std::vector<pmix_proc_t> procs, std::
                     .take();
     bounded_request(Command::group_construct, std::move(body), timeout_s,
                     [id, done = std::move(done)](pmix_status_t s, BodyReader &r) {
-                        if (s != PMIX_SUCCESS) {
+                        // PARTIAL_SUCCESS: formed without some optional members.
+                        if (s != PMIX_SUCCESS && s != PMIX_ERR_PARTIAL_SUCCESS) {
                             done(s, {});
                             return;
                         }
@@ -224,7 +225,7 @@ void group_construct_async(std::string id, std::vector<pmix_proc_t> procs, std::
                             }
                         }
                         GroupTable::instance().record(id, std::move(g));
-                        done(PMIX_SUCCESS, std::move(results));
+                        done(s, std::move(results));
                     });
 }
 

@@ -161,7 +161,8 @@ FenceTracker *Collectives::join_collective(Collective kind, std::vector<pmix_pro
                                            const ProcKey &me, const PendingReply &reply,
                                            std::uint32_t timeout, bool collect,
                                            std::shared_ptr<wire::InfoArray> info,
-                                           const std::string &tag) {
+                                           const std::string &tag,
+                                           std::shared_ptr<CollectiveHooks> hooks) {
     std::vector<std::string> parts;
     for (const auto &p : procs) parts.push_back(describe(key_of(p)));
     std::sort(parts.begin(), parts.end());
@@ -185,6 +186,7 @@ FenceTracker *Collectives::join_collective(Collective kind, std::vector<pmix_pro
         t.info = std::move(info);
         t.signature = signature;
         t.procs = procs;
+        t.hooks = std::move(hooks);
         for (const auto &p : procs) {
             const ProcKey key = key_of(p);
             JobRecord *job = find_job(key.first);
@@ -200,14 +202,19 @@ FenceTracker *Collectives::join_collective(Collective kind, std::vector<pmix_pro
             send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
             return nullptr;
         }
+        std::vector<ProcKey> absorbed;
         for (const auto &k : t.expected_local) {
             ClientRecord *c = find_client(k);
-            if (c != nullptr && c->gone()) {
+            if (c != nullptr && c->gone() && k != me && t.hooks && t.hooks->departed &&
+                t.hooks->departed(t, k)) {
+                absorbed.push_back(k);  // the service goes on without it
+            } else if (c != nullptr && c->gone()) {
                 log()->warn("server: fence {} includes {}, which is gone", signature, describe(k));
                 send_reply(reply, status_body(PMIX_ERR_LOST_CONNECTION));
                 return nullptr;
             }
         }
+        for (const auto &k : absorbed) t.expected_local.erase(k);
         tracker = &fences_.emplace(t.id, std::move(t)).first->second;
     }
     tracker->contributed[me] = reply;
@@ -234,9 +241,8 @@ std::uint64_t Collectives::join(const std::string &tag, std::vector<pmix_proc_t>
                                 std::uint32_t timeout_s, std::shared_ptr<wire::InfoArray> info,
                                 std::shared_ptr<CollectiveHooks> hooks) {
     FenceTracker *t = join_collective(Collective::custom, std::move(procs), me, reply, timeout_s,
-                                      false, std::move(info), tag);
+                                      false, std::move(info), tag, std::move(hooks));
     if (t == nullptr) return 0;
-    if (!t->hooks) t->hooks = std::move(hooks);
     const std::uint64_t id = t->id;
     check_fence(id);
     return id;
@@ -356,6 +362,19 @@ void Collectives::fail_fences_if(const std::function<bool(const FenceTracker &)>
 }
 
 void Collectives::fail_fences_of(const ProcKey &gone, bool contributed_too) {
+    // Custom collectives whose service goes on without `gone` (CollectiveHooks::departed).
+    std::vector<std::uint64_t> absorbed;
+    for (auto &[id, t] : fences_) {
+        if (t.host_called || t.kind != Collective::custom || !t.hooks || !t.hooks->departed ||
+            t.expected_local.count(gone) == 0 ||
+            (!contributed_too && t.contributed.count(gone) != 0))
+            continue;
+        if (!t.hooks->departed(t, gone)) continue;
+        t.expected_local.erase(gone);
+        t.contributed.erase(gone);
+        absorbed.push_back(id);
+    }
+    for (auto id : absorbed) check_fence(id);
     fail_fences_if([&](const FenceTracker &t) {
         return t.expected_local.count(gone) != 0 &&
                (contributed_too || t.contributed.count(gone) == 0);

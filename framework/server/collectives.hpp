@@ -44,6 +44,11 @@ struct CollectiveHooks {
     // Completed (by the service, a timeout or a departed participant): the
     // service answers the contributors (their replies are in the tracker).
     std::function<void(const FenceTracker &, pmix_status_t)> finished;
+    // Optional: local participant `gone` departed (or was gone when the
+    // collective opened) before the collective was handed to the service.
+    // True: the service goes on without it (it leaves the expected
+    // participants); false or unset: the collective fails, as a fence does.
+    std::function<bool(const FenceTracker &, const ProcKey &gone)> departed;
 };
 
 struct FenceTracker {
@@ -132,7 +137,8 @@ class Collectives final : public DepartureListener, public CollectiveTracker {
                                   const ProcKey &me, const PendingReply &reply,
                                   std::uint32_t timeout_s, bool collect,
                                   std::shared_ptr<wire::InfoArray> info,
-                                  const std::string &tag = {});
+                                  const std::string &tag = {},
+                                  std::shared_ptr<CollectiveHooks> hooks = nullptr);
     void check_fence(std::uint64_t id);
     void complete_fence(std::uint64_t id, pmix_status_t status,
                         const std::vector<std::uint8_t> &host_stream);

@@ -64,8 +64,7 @@ const char *unsupported_directive(std::span<const pmix_info_t> info) {
     for (const char *key : {"pmix.grp.btstrp", PMIX_GROUP_ADD_MEMBERS}) {
         if (find_info(info, key) != nullptr) return key;
     }
-    for (const char *key : {PMIX_GROUP_LEADER, PMIX_GROUP_OPTIONAL, PMIX_GROUP_NOTIFY_TERMINATION,
-                            PMIX_GROUP_FT_COLLECTIVE}) {
+    for (const char *key : {PMIX_GROUP_LEADER, PMIX_GROUP_FT_COLLECTIVE}) {
         if (mca::info_flag(info, key).value_or(false)) return key;
     }
     return nullptr;
@@ -184,6 +183,12 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
         send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
         return;
     }
+    const bool optional = mca::info_flag(info.span(), PMIX_GROUP_OPTIONAL).value_or(false);
+    if (optional && !collectives_.all_local(canonical)) {
+        log()->info("server: group {}: PMIX_GROUP_OPTIONAL across servers is not supported", id);
+        send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
+        return;
+    }
     auto pit = pending_.find(id);
     if (pit == pending_.end()) {
         if (pmix_status_t st = check_new_id(id); st != PMIX_SUCCESS) {
@@ -208,6 +213,10 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
     Pending &p = pit->second;
     p.assign_context_id = p.assign_context_id ||
                           mca::info_flag(info.span(), PMIX_GROUP_ASSIGN_CONTEXT_ID).value_or(false);
+    p.optional = p.optional || optional;
+    p.notify_termination =
+        p.notify_termination ||
+        mca::info_flag(info.span(), PMIX_GROUP_NOTIFY_TERMINATION).value_or(false);
     std::size_t cid = SIZE_MAX;  // none
     if (const auto *i = find_info(info.span(), PMIX_GROUP_LOCAL_CID)) {
         if (auto v = wire::as_uint(i->value)) cid = static_cast<std::size_t>(*v);
@@ -226,6 +235,21 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
             host_results_.erase(h);
         }
         construct_finished(id, t, st, results);
+    };
+    hooks->departed = [this, id](const FenceTracker &t, const ProcKey &gone) {
+        auto it = pending_.find(id);
+        if (it == pending_.end()) return false;
+        // The standard: no member-failed events for an optional member.
+        if (it->second.optional) {
+            it->second.missing.insert(gone);
+            return true;
+        }
+        if (it->second.notify_termination) {
+            std::vector<pmix_proc_t> to;
+            for (const auto &[k, reply] : t.contributed) to.push_back(proc_of(k));
+            raise_member_failed(id, gone, to);
+        }
+        return false;
     };
     const std::uint64_t tid = collectives_.join("group-construct|" + id, canonical, me, reply,
                                                 timeout, directives, hooks);
@@ -280,6 +304,10 @@ void Groups::construct_ready(const std::string &id, const FenceTracker &t) {
     }
     Pending &p = it->second;
     const std::uint64_t tid = t.id;
+    if (t.contributed.empty()) {  // every local participant departed
+        collectives_.complete(tid, PMIX_ERR_LOST_CONNECTION);
+        return;
+    }
     const bool local = collectives_.all_local(p.canonical);
     // A group of this server's clients needs no host, unless a context id
     // is wanted and the host can give one (the standard's LOCAL_ONLY rule).
@@ -326,7 +354,18 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
     Pending p = std::move(it->second);
     pending_.erase(it);
 
+    if (status == PMIX_ERR_TIMEOUT && p.optional && !t.contributed.empty()) {
+        // Optional members that never came: the group forms without them.
+        std::set<ProcKey> late;
+        for (const auto &k : t.expected_local) {
+            if (t.contributed.count(k) == 0) late.insert(k);
+        }
+        p.missing.insert(late.begin(), late.end());
+        if (!late.empty()) failed_[id] = Failed{PMIX_ERR_TIMEOUT, std::move(late)};
+        status = PMIX_SUCCESS;
+    }
     std::vector<pmix_proc_t> members = p.orders_differ ? p.canonical : p.order;
+    std::erase_if(members, [&](const pmix_proc_t &m) { return p.missing.count(key_of(m)) != 0; });
     std::optional<std::size_t> context_id;
     std::map<ProcKey, std::uint64_t> cids;
     for (const auto &[k, cid] : p.local_cids) {
@@ -384,7 +423,9 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
         return;
     }
 
-    GroupRecord g{id, members, context_id};
+    GroupRecord g{id, members, context_id, p.notify_termination};
+    // The standard: PARTIAL_SUCCESS when optional members did not take part.
+    const pmix_status_t final_status = p.missing.empty() ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
     // The members' committed data this server holds, and the job info of
     // every member's nspace registered here.
     std::vector<std::uint8_t> stream = remote_stream;
@@ -420,7 +461,7 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
     }
     for (const auto &[k, reply] : t.contributed) {
         BodyWriter w;
-        w.i32(PMIX_SUCCESS).infos(results.data(), results.size());
+        w.i32(final_status).infos(results.data(), results.size());
         w.u32(static_cast<std::uint32_t>(cids.size()));
         for (const auto &[proc, cid] : cids) w.proc(proc_of(proc)).u64(cid);
         std::uint32_t n = 0;
@@ -461,11 +502,26 @@ void Groups::handle_destruct(Channel &ch, Frame &frame, ClientRecord *client) {
     const ProcKey me = key_of(client->proc);
     auto g = groups_.find(id);
     if (!caller_in(g, me, reply)) return;
-    std::vector<pmix_proc_t> members = g->second.members;
-    std::sort(members.begin(), members.end(), proc_less);
+    // Every member joins the same collective, named by the membership when
+    // the first one arrived (a member may fail meanwhile: notify_termination).
+    auto [d, fresh] = destructing_.try_emplace(id, g->second.members);
+    if (fresh) std::sort(d->second.begin(), d->second.end(), proc_less);
+    std::vector<pmix_proc_t> members = d->second;
     auto hooks = std::make_shared<CollectiveHooks>();
     hooks->ready = [this, id](const FenceTracker &t) { destruct_ready(id, t); };
+    // PMIX_GROUP_NOTIFY_TERMINATION: destruct completes with the survivors.
+    hooks->departed = [this, id](const FenceTracker &, const ProcKey &gone) {
+        auto it = groups_.find(id);
+        if (it == groups_.end() || !it->second.notify_termination) return false;
+        // Announced now: the destruct may complete (and the group go)
+        // before this service hears of the departure itself.
+        auto &members = it->second.members;
+        std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == gone; });
+        raise_member_failed(id, gone, members);
+        return true;
+    };
     hooks->finished = [this, id](const FenceTracker &t, pmix_status_t st) {
+        destructing_.erase(id);
         if (st == PMIX_SUCCESS) {
             groups_.erase(id);
             log()->info("server: group {} destructed", id);
@@ -534,13 +590,37 @@ void Groups::handle_leave(Channel &ch, Frame &frame, ClientRecord *client) {
 // ---------------------------------------------------------------------------------------------
 // departures, queries, stop
 
+void Groups::raise_member_failed(const std::string &id, const ProcKey &gone,
+                                 const std::vector<pmix_proc_t> &to) {
+    if (!raise_ || to.empty()) return;
+    const pmix_proc_t proc = proc_of(gone);
+    std::vector<pmix_info_t> info_out;
+    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, to));
+    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &proc, PMIX_PROC));
+    // From the SMS (this server library), about the member.
+    auto ev = events::Event::make(PMIX_GROUP_MEMBER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
+                                  info_out.data(), info_out.size());
+    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    raise_(std::make_shared<const events::Event>(std::move(ev)));
+}
+
 void Groups::client_departed(const ProcKey &client, Departure) {
+    std::set<std::string> its_groups;
+    for (auto &[id, g] : groups_) {
+        if (!is_member(g, client)) continue;
+        its_groups.insert(id);
+        if (!g.notify_termination) continue;
+        // Announced to the others, and no longer waited for (destruct).
+        std::erase_if(g.members, [&](const pmix_proc_t &m) { return key_of(m) == client; });
+        raise_member_failed(id, client, g.members);
+    }
     for (auto &[id, f] : failed_) f.latecomers.erase(client);
     std::erase_if(failed_, [](const auto &e) { return e.second.latecomers.empty(); });
     // A group none of whose local members runs any more is forgotten here,
     // so that its id can name a new group.
     std::erase_if(groups_, [&](const auto &e) {
-        if (!is_member(e.second, client)) return false;
+        if (its_groups.count(e.first) == 0) return false;
         for (const auto &[ns, job] : clients_.jobs()) {
             for (const auto &[rank, c] : job.clients) {
                 if (c.running() && is_member(e.second, {ns, rank})) return false;
@@ -583,6 +663,7 @@ bool Groups::answer_query(std::span<const pmix_info_t> qualifiers, const std::st
 
 void Groups::clear() {
     groups_.clear();
+    destructing_.clear();
     pending_.clear();
     host_results_.clear();
     failed_.clear();

@@ -37,6 +37,9 @@ struct GroupRecord {
     std::string id;
     std::vector<pmix_proc_t> members;  // group rank = index
     std::optional<std::size_t> context_id;
+    // PMIX_GROUP_NOTIFY_TERMINATION: a member that ends without leaving is
+    // announced (PMIX_GROUP_MEMBER_FAILED) and destruct goes on without it.
+    bool notify_termination = false;
 };
 
 class Groups final : public DepartureListener {
@@ -70,6 +73,9 @@ class Groups final : public DepartureListener {
         std::vector<pmix_proc_t> order;      // the first local caller's, expanded
         bool orders_differ = false;
         bool assign_context_id = false;
+        bool optional = false;            // PMIX_GROUP_OPTIONAL
+        bool notify_termination = false;  // PMIX_GROUP_NOTIFY_TERMINATION
+        std::set<ProcKey> missing;        // optional members that departed or never came
         std::uint32_t timeout_s = 0;
         std::map<ProcKey, std::size_t> local_cids;    // PMIX_GROUP_LOCAL_CID per caller
         std::shared_ptr<wire::InfoArray> directives;  // the first caller's
@@ -98,6 +104,9 @@ class Groups final : public DepartureListener {
     // (PMIX_GROUP_ENDPT_DATA): the committed REMOTE blobs of the local
     // members and their PMIX_GROUP_LOCAL_CIDs.
     std::vector<std::uint8_t> endpoint_data(const Pending &p, const FenceTracker &t);
+    // PMIX_GROUP_MEMBER_FAILED about `gone` to `to` (the other members).
+    void raise_member_failed(const std::string &id, const ProcKey &gone,
+                             const std::vector<pmix_proc_t> &to);
 
     ClientTable &clients_;
     const HostUpcalls &host_;
@@ -107,6 +116,8 @@ class Groups final : public DepartureListener {
     RaiseFn raise_;
     std::map<std::string, GroupRecord> groups_;
     std::map<std::string, Pending> pending_;
+    // Destructs under way: the (sorted) members their collective is over.
+    std::map<std::string, std::vector<pmix_proc_t>> destructing_;
     // Results of a host upcall kept until the construct's finished hook runs.
     std::map<std::string, wire::InfoArray> host_results_;
     // A construct that failed (timeout, lost member): the local participants

@@ -22,6 +22,12 @@
  *                                   without it (destruct of the rest)
  *        group_client query       - PMIX_QUERY_NUM_GROUPS, _GROUP_NAMES,
  *                                   _GROUP_MEMBERSHIP
+ *        group_client optional-dead / optional-late - PMIX_GROUP_OPTIONAL:
+ *                                   the last rank dies / comes too late;
+ *                                   PMIX_ERR_PARTIAL_SUCCESS without it
+ *        group_client notify      - PMIX_GROUP_NOTIFY_TERMINATION: the last
+ *                                   rank ends without destruct; the others
+ *                                   get PMIX_GROUP_MEMBER_FAILED and destruct
  *        group_client parent      - rank 0 spawns 2 children; parent and
  *                                   children form one group across the two
  *                                   namespaces (child: the spawned role) */
@@ -330,10 +336,10 @@ static void mode_badids(void) {
         FAIL("destruct of an unknown group: %s", PMIx_Error_string(rc));
     pmix_info_t opt;
     bool yes = true;
-    PMIX_INFO_LOAD(&opt, PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
-    if ((rc = PMIx_Group_construct("opt-grp", procs, nprocs, &opt, 1, NULL, NULL)) !=
+    PMIX_INFO_LOAD(&opt, PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
+    if ((rc = PMIx_Group_construct("ldr-grp", procs, nprocs, &opt, 1, NULL, NULL)) !=
         PMIX_ERR_NOT_SUPPORTED)
-        FAIL("PMIX_GROUP_OPTIONAL: %s", PMIx_Error_string(rc));
+        FAIL("PMIX_GROUP_LEADER: %s", PMIx_Error_string(rc));
     construct("live-grp", procs, nprocs, 0, SIZE_MAX);
     if ((rc = PMIx_Group_construct("live-grp", procs, nprocs, NULL, 0, NULL, NULL)) !=
         PMIX_ERR_BAD_PARAM)
@@ -439,6 +445,88 @@ static void mode_query(void) {
     printf("group query ok\n");
 }
 
+/* PMIX_GROUP_OPTIONAL: the last rank dies after PMIx_Init ("dead") or comes
+ * after the others' PMIX_TIMEOUT ("late"); the others' group forms without
+ * it, PMIX_ERR_PARTIAL_SUCCESS with the reduced membership. */
+static void mode_optional(int dead) {
+    pmix_proc_t *procs = all_ranks(0);
+    const pmix_rank_t last = nprocs - 1;
+    if (dead && me.rank == last) raise(SIGKILL);
+    pmix_info_t info[2];
+    bool yes = true;
+    int timeout = dead ? 30 : 2;
+    PMIX_INFO_LOAD(&info[0], PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc;
+    if (!dead && me.rank == last) {
+        CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence"); /* the others are done */
+        rc = PMIx_Group_construct("opt-grp", procs, nprocs, info, 2, &results, &nresults);
+        if (rc != PMIX_ERR_TIMEOUT) FAIL("the optional latecomer got %s", PMIx_Error_string(rc));
+        printf("group optional latecomer ok\n");
+        free(procs);
+        return;
+    }
+    rc = PMIx_Group_construct("opt-grp", procs, nprocs, info, 2, &results, &nresults);
+    if (rc != PMIX_ERR_PARTIAL_SUCCESS) FAIL("optional construct: %s", PMIx_Error_string(rc));
+    check_results("opt-grp", procs, nprocs - 1, results, nresults);
+    PMIX_INFO_FREE(results, nresults);
+    if (!dead) CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+    /* The group is the survivors: destruct does not wait for the missing one. */
+    CHECK(PMIx_Group_destruct("opt-grp", NULL, 0), "destruct");
+    free(procs);
+    printf("group optional ok: %u members\n", nprocs - 1);
+}
+
+static volatile int failed_seen = 0;
+static pmix_rank_t failed_rank = PMIX_RANK_UNDEF;
+
+static void on_member_failed(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                             pmix_info_t info[], size_t ninfo, pmix_info_t *results,
+                             size_t nresults, pmix_event_notification_cbfunc_fn_t cbfunc,
+                             void *cbdata) {
+    (void)id, (void)source, (void)results, (void)nresults;
+    for (size_t i = 0; i < ninfo; ++i)
+        if (status == PMIX_GROUP_MEMBER_FAILED &&
+            PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
+            failed_rank = info[i].value.data.proc->rank;
+    if (status == PMIX_GROUP_MEMBER_FAILED) failed_seen = 1;
+    if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* PMIX_GROUP_NOTIFY_TERMINATION: the last rank ends (PMIx_Finalize) without
+ * leaving or destructing; the others get PMIX_GROUP_MEMBER_FAILED and their
+ * destruct completes without it. */
+static void mode_notify(void) {
+    pmix_proc_t *procs = all_ranks(0);
+    pmix_status_t code = PMIX_GROUP_MEMBER_FAILED, reg = PMIX_ERR_TIMEOUT;
+    PMIx_Register_event_handler(&code, 1, NULL, 0, on_member_failed, registered, &reg);
+    pmix_info_t info[2];
+    bool yes = true;
+    int timeout = 30;
+    PMIX_INFO_LOAD(&info[0], PMIX_GROUP_NOTIFY_TERMINATION, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    CHECK(PMIx_Group_construct("notify-grp", procs, nprocs, info, 2, NULL, NULL), "construct");
+    if (me.rank == nprocs - 1) {
+        /* The others' destructs are under way once this fence completes
+         * (each sent its destruct before the fence). */
+        CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+        printf("group member ends without destruct\n");
+        free(procs);
+        return; /* main() finalizes */
+    }
+    struct nb d = {0};
+    CHECK(PMIx_Group_destruct_nb("notify-grp", NULL, 0, op_cb, &d), "destruct_nb");
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+    wait_for(&d); /* bounded by alarm() */
+    CHECK(d.status, "destruct of the survivors");
+    while (!failed_seen) usleep(1000); /* bounded by alarm() */
+    if (failed_rank != nprocs - 1) FAIL("PMIX_GROUP_MEMBER_FAILED about rank %u", failed_rank);
+    free(procs);
+    printf("group member failed ok\n");
+}
+
 /* Parent job (1 rank) and a spawned job (2 ranks) in one group. */
 static void mode_parent(const char *self) {
     pmix_app_t app;
@@ -512,6 +600,12 @@ int main(int argc, char **argv) {
         mode_leave();
     } else if (strcmp(mode, "query") == 0) {
         mode_query();
+    } else if (strcmp(mode, "optional-dead") == 0) {
+        mode_optional(1);
+    } else if (strcmp(mode, "optional-late") == 0) {
+        mode_optional(0);
+    } else if (strcmp(mode, "notify") == 0) {
+        mode_notify();
     } else if (strcmp(mode, "parent") == 0) {
         mode_parent(argv[0]);
     } else if (strcmp(mode, "child") == 0) {

@@ -235,3 +235,33 @@ TEST_F(CollectivesTest, AllLocalNeedsEveryRankHere) {
     EXPECT_TRUE(coll.all_local({proc_of({"a", PMIX_RANK_WILDCARD})}));
     EXPECT_FALSE(coll.all_local(procs("zz", {0})));
 }
+
+TEST_F(CollectivesTest, ServiceMayGoOnWithoutADepartedParticipant) {
+    client("a", 0);
+    client("a", 1);
+    client("a", 2);
+    Seen seen;
+    Answer a0, a1;
+    auto h = hooks(seen, true);
+    std::vector<ProcKey> told;
+    h->departed = [&told](const FenceTracker &, const ProcKey &gone) {
+        told.push_back(gone);
+        return gone.second == 2;  // only a:2 is optional
+    };
+    coll.join("grp", procs("a", {0, 1, 2}), {"a", 0}, into(a0), 0, nullptr, h);
+    table.depart({"a", 2}, Departure::lost);  // absorbed: the collective goes on
+    EXPECT_EQ(seen.finished, 0);
+    coll.join("grp", procs("a", {0, 1, 2}), {"a", 1}, into(a1), 0, nullptr, h);
+    EXPECT_EQ(seen.status, PMIX_SUCCESS);
+    EXPECT_EQ(seen.contributors, 2u);
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_EQ(told[0], (ProcKey{"a", 2}));
+    // A participant gone before the collective opens: asked as well.
+    Seen later;
+    Answer b0;
+    auto h2 = hooks(later, true);
+    h2->departed = [](const FenceTracker &, const ProcKey &) { return true; };
+    coll.join("grp2", procs("a", {0, 2}), {"a", 0}, into(b0), 0, nullptr, h2);
+    EXPECT_EQ(later.status, PMIX_SUCCESS);
+    EXPECT_EQ(b0.status, PMIX_SUCCESS);
+}
