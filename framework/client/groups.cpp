@@ -107,6 +107,32 @@ pmix_status_t GroupTable::translate(std::vector<pmix_proc_t> &procs) const {
     return PMIX_SUCCESS;
 }
 
+pmix_status_t GroupTable::translate_range(const pmix_info_t *info, std::size_t ninfo,
+                                          wire::InfoArray &out) const {
+    const pmix_info_t *range = nullptr;
+    for (std::size_t i = 0; i < ninfo; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_CUSTOM_RANGE)) range = &info[i];
+    }
+    if (range == nullptr) return PMIX_SUCCESS;
+    std::vector<pmix_proc_t> procs = events::procs_of(range->value);
+    bool names_group = false;
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto &p : procs) names_group = names_group || groups_.count(nspace_of(p)) != 0;
+    }
+    if (!names_group) return PMIX_SUCCESS;
+    if (pmix_status_t rc = translate(procs); rc != PMIX_SUCCESS) return rc;
+    out = wire::InfoArray::copy_of(info, ninfo);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        pmix_info_t &entry = out.data()[i];
+        if (!PMIX_CHECK_KEY(&entry, PMIX_EVENT_CUSTOM_RANGE)) continue;
+        PMIx_Value_destruct(&entry.value);
+        pmix_data_array_t darray{PMIX_PROC, procs.size(), procs.empty() ? nullptr : procs.data()};
+        PMIx_Value_load(&entry.value, &darray, PMIX_DATA_ARRAY);
+    }
+    return PMIX_SUCCESS;
+}
+
 bool GroupTable::translate_one(pmix_proc_t &target, pmix_status_t &rc) const {
     std::lock_guard lock(mutex_);
     auto it = groups_.find(nspace_of(target));

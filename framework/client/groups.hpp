@@ -46,6 +46,10 @@ class GroupTable {
     // The procs with every group address replaced by the members it names.
     // PMIX_ERR_BAD_PARAM: a group rank beyond the group's size.
     pmix_status_t translate(std::vector<pmix_proc_t> &procs) const;
+    // A notifier's info with its PMIX_EVENT_CUSTOM_RANGE translated into
+    // `out` (left empty when it names no group).
+    pmix_status_t translate_range(const pmix_info_t *info, std::size_t ninfo,
+                                  wire::InfoArray &out) const;
     // A single target: {id, group rank} → that member. False: not a group
     // address (left as is); PMIX_ERR_BAD_PARAM in `rc` for a bad rank.
     bool translate_one(pmix_proc_t &target, pmix_status_t &rc) const;

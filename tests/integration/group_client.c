@@ -28,6 +28,8 @@
  *        group_client notify      - PMIX_GROUP_NOTIFY_TERMINATION: the last
  *                                   rank ends without destruct; the others
  *                                   get PMIX_GROUP_MEMBER_FAILED and destruct
+ *        group_client notify-group - PMIx_Notify_event to {group, rank}
+ *                                   and {group, WILDCARD}
  *        group_client parent      - rank 0 spawns 2 children; parent and
  *                                   children form one group across the two
  *                                   namespaces (child: the spawned role) */
@@ -527,6 +529,49 @@ static void mode_notify(void) {
     printf("group member failed ok\n");
 }
 
+static volatile int got_one = 0, got_all = 0;
+
+static void on_group_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    if (status == -3200) got_one = 1;
+    if (status == -3201) got_all = 1;
+    if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void notify_group(pmix_status_t code, pmix_rank_t group_rank) {
+    pmix_proc_t target;
+    pmix_info_t info[2];
+    bool yes = true;
+    PMIX_LOAD_PROCID(&target, "ev-grp", group_rank);
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_CUSTOM_RANGE, &target, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[1], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
+    CHECK(PMIx_Notify_event(code, &me, PMIX_RANGE_CUSTOM, info, 2, NULL, NULL), "Notify");
+}
+
+/* The group as an event address: ranks 2, 1, 0 form "ev-grp" (group rank 0
+ * is rank 2); rank 0 notifies {ev-grp, 0} (rank 2 only) and
+ * {ev-grp, WILDCARD} (the members). Rank 3, not a member, only fences. */
+static void mode_notify_group(void) {
+    pmix_status_t codes[2] = {-3200, -3201}, reg = PMIX_ERR_TIMEOUT;
+    PMIx_Register_event_handler(codes, 2, NULL, 0, on_group_event, registered, &reg);
+    if (me.rank <= 2) {
+        pmix_proc_t procs[3];
+        for (int i = 0; i < 3; ++i) PMIX_LOAD_PROCID(&procs[i], me.nspace, 2 - i);
+        construct("ev-grp", procs, 3, 0, SIZE_MAX);
+        if (me.rank == 0) {
+            notify_group(-3200, 0);
+            notify_group(-3201, PMIX_RANK_WILDCARD);
+        } else {
+            while (!got_all || (me.rank == 2 && !got_one)) usleep(1000); /* bounded by alarm() */
+            printf("group event ok: rank %u\n", me.rank);
+        }
+    }
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+    if (me.rank <= 2) CHECK(PMIx_Group_destruct("ev-grp", NULL, 0), "destruct");
+}
+
 /* Parent job (1 rank) and a spawned job (2 ranks) in one group. */
 static void mode_parent(const char *self) {
     pmix_app_t app;
@@ -606,6 +651,8 @@ int main(int argc, char **argv) {
         mode_optional(0);
     } else if (strcmp(mode, "notify") == 0) {
         mode_notify();
+    } else if (strcmp(mode, "notify-group") == 0) {
+        mode_notify_group();
     } else if (strcmp(mode, "parent") == 0) {
         mode_parent(argv[0]);
     } else if (strcmp(mode, "child") == 0) {
