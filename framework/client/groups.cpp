@@ -60,11 +60,13 @@ GroupTable &GroupTable::instance() {
 void GroupTable::record(const std::string &id, GroupInfo info) {
     std::lock_guard lock(mutex_);
     groups_[id] = std::move(info);
+    any_ = true;
 }
 
 void GroupTable::forget(const std::string &id) {
     std::lock_guard lock(mutex_);
     groups_.erase(id);
+    any_ = !groups_.empty();
 }
 
 void GroupTable::remove_member(const std::string &id, const pmix_proc_t &proc) {
@@ -77,6 +79,7 @@ void GroupTable::remove_member(const std::string &id, const pmix_proc_t &proc) {
 void GroupTable::clear() {
     std::lock_guard lock(mutex_);
     groups_.clear();
+    any_ = false;
 }
 
 bool GroupTable::known(const std::string &id) const {
@@ -85,6 +88,7 @@ bool GroupTable::known(const std::string &id) const {
 }
 
 pmix_status_t GroupTable::translate(std::vector<pmix_proc_t> &procs) const {
+    if (!any_) return PMIX_SUCCESS;
     std::lock_guard lock(mutex_);
     if (groups_.empty()) return PMIX_SUCCESS;
     std::vector<pmix_proc_t> out;
@@ -134,6 +138,7 @@ pmix_status_t GroupTable::translate_range(const pmix_info_t *info, std::size_t n
 }
 
 bool GroupTable::translate_one(pmix_proc_t &target, pmix_status_t &rc) const {
+    if (!any_) return false;
     std::lock_guard lock(mutex_);
     auto it = groups_.find(nspace_of(target));
     if (it == groups_.end() || target.rank == PMIX_RANK_WILDCARD) return false;

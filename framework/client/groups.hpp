@@ -12,6 +12,7 @@
 
 #include <pmix_common.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -61,6 +62,8 @@ class GroupTable {
   private:
     mutable std::mutex mutex_;
     std::map<std::string, GroupInfo> groups_;
+    // Whether groups_ holds any: the Get and Fence paths skip the lock when not.
+    std::atomic<bool> any_{false};
 };
 
 // Progress thread: the group requests. `done` runs exactly once; for a
