@@ -393,6 +393,7 @@ static void mode_leave(void) {
         pmix_info_t q;
         PMIX_INFO_LOAD(&q, PMIX_GROUP_ID, "leave-grp", PMIX_STRING);
         CHECK(PMIx_Get(&me, PMIX_GROUP_MEMBERSHIP, &q, 1, &val), "Get membership");
+        PMIX_INFO_DESTRUCT(&q);
         if (val->data.darray->size != nprocs - 1)
             FAIL("membership has %zu", val->data.darray->size);
         PMIX_VALUE_RELEASE(val);
@@ -442,6 +443,7 @@ static void mode_query(void) {
     }
     if (ok != 7) FAIL("query answers incomplete (%d)", ok);
     PMIX_INFO_FREE(results, nresults);
+    for (int i = 0; i < 3; ++i) PMIX_QUERY_DESTRUCT(&q[i]);
     CHECK(PMIx_Group_destruct("query-grp", NULL, 0), "destruct");
     free(procs);
     printf("group query ok\n");
@@ -548,6 +550,8 @@ static void notify_group(pmix_status_t code, pmix_rank_t group_rank) {
     PMIX_INFO_LOAD(&info[0], PMIX_EVENT_CUSTOM_RANGE, &target, PMIX_PROC);
     PMIX_INFO_LOAD(&info[1], PMIX_EVENT_NON_DEFAULT, &yes, PMIX_BOOL);
     CHECK(PMIx_Notify_event(code, &me, PMIX_RANGE_CUSTOM, info, 2, NULL, NULL), "Notify");
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
 }
 
 /* The group as an event address: ranks 2, 1, 0 form "ev-grp" (group rank 0
