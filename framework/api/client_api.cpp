@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "client/client.hpp"
+#include "client/groups.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
 #include "wire/codec.hpp"
@@ -128,6 +129,9 @@ PMIX_EXPORT pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs
     if (!client_up() && !server_up()) return PMIX_ERR_INIT;
     if (procs == nullptr && nprocs > 0) return PMIX_ERR_BAD_PARAM;
     FenceArgs a = fence_args(procs, nprocs, info, ninfo);
+    // A group address stands for its members (client/groups.hpp).
+    if (auto rc = pmixpp::client::GroupTable::instance().translate(a.procs); rc != PMIX_SUCCESS)
+        return rc;
     bool posted = ProgressEngine::instance().post([a, cbfunc, cbdata] {
         Client::instance().fence_async(a.procs, a.collect, a.timeout, a.info,
                                        [cbfunc, cbdata](pmix_status_t s) {
@@ -142,6 +146,9 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
     if (!client_up() && !server_up()) return PMIX_ERR_INIT;
     if (procs == nullptr && nprocs > 0) return PMIX_ERR_BAD_PARAM;
     FenceArgs a = fence_args(procs, nprocs, info, ninfo);
+    // A group address stands for its members (client/groups.hpp).
+    if (auto rc = pmixpp::client::GroupTable::instance().translate(a.procs); rc != PMIX_SUCCESS)
+        return rc;
     if (auto rc = Client::instance().fence_in_shm(a.procs, a.collect, a.timeout)) return *rc;
     auto done = std::make_shared<Completion<pmix_status_t>>();
     bool posted = ProgressEngine::instance().post([a, done] {
@@ -159,8 +166,13 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const pmix_key_t key
     if (val == nullptr || (key != nullptr && !key_ok(key))) return PMIX_ERR_BAD_PARAM;
     auto &client = Client::instance();
     const GetDirectives d = GetDirectives::from(info, ninfo);
-    const pmix_proc_t target = proc != nullptr ? *proc : client.self();
+    pmix_proc_t target = proc != nullptr ? *proc : client.self();
     std::span<const pmix_info_t> quals(info, info == nullptr ? 0 : ninfo);
+    // Group keys, and a group member addressed by its group rank (client/groups.hpp).
+    auto &groups = pmixpp::client::GroupTable::instance();
+    if (auto rc = groups.get(target, key, quals, val)) return *rc;
+    if (pmix_status_t rc = PMIX_SUCCESS; groups.translate_one(target, rc) && rc != PMIX_SUCCESS)
+        return rc;
 
     // Fast path: in the caller's thread, under the reader lock.
     pmix_value_t *found = nullptr;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "client/client.hpp"
+#include "client/groups.hpp"
 #include "event/process_events.hpp"
 #include "mca/logging.hpp"
 #include "runtime/init_state.hpp"
@@ -147,6 +148,17 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
     // A client's own event has itself as source when none is given; the
     // host's, the SMS (standard: pmix_notification_fn_t).
     const pmix_proc_t *src = source != nullptr ? source : (as_client ? &self : nullptr);
+    // A group in the custom range stands for its members (client/groups.hpp).
+    pmixpp::wire::InfoArray translated;
+    if (range == PMIX_RANGE_CUSTOM && info != nullptr) {
+        const pmix_status_t rc =
+            pmixpp::client::GroupTable::instance().translate_range(info, ninfo, translated);
+        if (rc != PMIX_SUCCESS) return rc;
+        if (!translated.empty()) {
+            info = translated.data();
+            ninfo = translated.size();
+        }
+    }
     auto ev = std::make_shared<const Event>(
         Event::make(status, src, range, info, info == nullptr ? 0 : ninfo));
     auto done = std::make_shared<Completion<pmix_status_t>>();

@@ -72,24 +72,7 @@ PMIX_EXPORT pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t *
     return unavailable();
 }
 
-// ---- Client: groups ----------------------------------------------------------------------------
-PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char * /*grp*/, const pmix_proc_t * /*procs*/,
-                                               size_t /*nprocs*/,
-                                               const pmix_info_t * /*directives*/, size_t /*ndirs*/,
-                                               pmix_info_t **results, size_t *nresults) {
-    clear_out(results);
-    clear_out(nresults);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char * /*grp*/,
-                                                  const pmix_proc_t * /*procs*/, size_t /*nprocs*/,
-                                                  const pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                  pmix_info_cbfunc_t /*cbfunc*/,
-                                                  void * /*cbdata*/) {
-    return unavailable();
-}
-
+// ---- Client: groups (invite/join; the rest: api/group_api.cpp) ---------------------------------
 PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char * /*grp*/, const pmix_proc_t * /*procs*/,
                                             size_t /*nprocs*/, const pmix_info_t * /*info*/,
                                             size_t /*ninfo*/, pmix_info_t **results,
@@ -119,28 +102,6 @@ PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char * /*grp*/, const pmix_pr
                                              pmix_group_opt_t /*opt*/, const pmix_info_t * /*info*/,
                                              size_t /*ninfo*/, pmix_info_cbfunc_t /*cbfunc*/,
                                              void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_leave(const char * /*grp*/, const pmix_info_t * /*info*/,
-                                           size_t /*ninfo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char * /*grp*/, const pmix_info_t * /*info*/,
-                                              size_t /*ninfo*/, pmix_op_cbfunc_t /*cbfunc*/,
-                                              void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char * /*grp*/, const pmix_info_t * /*info*/,
-                                              size_t /*ninfo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_destruct_nb(const char * /*grp*/, const pmix_info_t * /*info*/,
-                                                 size_t /*ninfo*/, pmix_op_cbfunc_t /*cbfunc*/,
-                                                 void * /*cbdata*/) {
     return unavailable();
 }
 

@@ -1,4 +1,5 @@
 #include "client/client.hpp"
+#include "client/groups.hpp"
 #include "client/request_util.hpp"
 
 #include <cstdlib>
@@ -315,6 +316,7 @@ pmix_status_t Client::finalize(std::span<const pmix_info_t> info) {
         hosted = self_hosted_;
     }
     if (hosted) return PMIX_SUCCESS;  // the server face owns the view
+    GroupTable::instance().clear();   // groups.hpp: a new init starts with none
     auto &engine = ProgressEngine::instance();
     auto done = std::make_shared<Completion<pmix_status_t>>();
     auto body = BodyWriter().infos(info.data(), info.size()).take();

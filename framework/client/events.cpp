@@ -4,8 +4,10 @@
 #include <cstring>
 
 #include "client/client.hpp"
+#include "client/groups.hpp"
 #include "event/process_events.hpp"
 #include "mca/logging.hpp"
+#include "pmixpp/mca/info.hpp"
 
 namespace pmixpp::client {
 
@@ -51,6 +53,18 @@ void Client::handle_event(wire::Frame &frame) {
     if (!ev || !r.finished()) {
         log()->warn("client: malformed event message from the server");
         return;
+    }
+    // The group goes on without a member that left or failed (groups.hpp).
+    if (ev->status == PMIX_GROUP_LEFT || ev->status == PMIX_GROUP_MEMBER_FAILED) {
+        const auto *id = mca::find_info(ev->info_span(), PMIX_GROUP_ID);
+        if (id != nullptr && id->value.type == PMIX_STRING && id->value.data.string != nullptr) {
+            if (ev->status == PMIX_GROUP_LEFT) {
+                GroupTable::instance().remove_member(id->value.data.string, ev->source);
+            } else {
+                for (const auto &p : ev->affected)
+                    GroupTable::instance().remove_member(id->value.data.string, p);
+            }
+        }
     }
     auto shared = std::make_shared<const events::Event>(std::move(*ev));
     events::ProcessEvents::instance().deliver(

@@ -1,6 +1,6 @@
 // PMIx_Connect / PMIx_Disconnect on the server side: collectives over procs
 // that may span nspaces, gathered among the local clients by the fence
-// machinery of server.cpp (join_collective / check_fence / complete_fence).
+// machinery of collectives.cpp (join_collective / check_fence / complete_fence).
 //
 // When every participant is a local client the library completes the
 // collective itself; otherwise the host's connect / disconnect upcall gets
@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "mca/logging.hpp"
-#include "server/server.hpp"
+#include "server/collectives.hpp"
 #include "server/upcalls.hpp"
 #include "wire/codec.hpp"
 #include "wire/protocol.hpp"
@@ -58,7 +58,7 @@ bool read_request(Frame &frame, CollectiveRequest &req) {
 
 }  // namespace
 
-void Server::handle_connect(Channel &ch, Frame &frame, ClientRecord *client) {
+void Collectives::handle_connect(Channel &ch, Frame &frame, ClientRecord *client) {
     CollectiveRequest req;
     if (!read_request(frame, req) || client == nullptr) {
         ch.close("malformed connect request");
@@ -72,7 +72,7 @@ void Server::handle_connect(Channel &ch, Frame &frame, ClientRecord *client) {
     }
 }
 
-void Server::handle_disconnect(Channel &ch, Frame &frame, ClientRecord *client) {
+void Collectives::handle_disconnect(Channel &ch, Frame &frame, ClientRecord *client) {
     CollectiveRequest req;
     if (!read_request(frame, req) || client == nullptr) {
         ch.close("malformed disconnect request");
@@ -94,7 +94,7 @@ void Server::handle_disconnect(Channel &ch, Frame &frame, ClientRecord *client) 
 // check by nspace (every named nspace is the caller's own, one it connected
 // to, its parent or a job it spawned), so that a disconnect naming the
 // processes differently from the connect (wildcard vs. ranks) still works.
-bool Server::may_disconnect(const ProcKey &me, const std::vector<pmix_proc_t> &procs) const {
+bool Collectives::may_disconnect(const ProcKey &me, const std::vector<pmix_proc_t> &procs) const {
     auto it = connected_.find(me);
     auto parent = spawned_by_.find(me.first);
     for (const auto &p : procs) {
@@ -110,7 +110,7 @@ bool Server::may_disconnect(const ProcKey &me, const std::vector<pmix_proc_t> &p
     return true;
 }
 
-void Server::call_host_connect(FenceTracker &t) {
+void Collectives::call_host_connect(FenceTracker &t) {
     const bool connect = t.kind == Collective::connect;
     auto fn = connect ? host_->connect : host_->disconnect;
     const std::uint64_t id = t.id;
@@ -141,7 +141,7 @@ void Server::call_host_connect(FenceTracker &t) {
         [this, id, args](pmix_status_t status) { complete_fence(id, status, {}); });
 }
 
-void Server::finish_connect(const FenceTracker &t, pmix_status_t status) {
+void Collectives::finish_connect(const FenceTracker &t, pmix_status_t status) {
     const bool connect = t.kind == Collective::connect;
     if (status != PMIX_SUCCESS) {
         log()->warn("server: {} failed: {}", t.signature, PMIx_Error_string(status));
@@ -178,14 +178,14 @@ void Server::finish_connect(const FenceTracker &t, pmix_status_t status) {
             if (named && c.committed) wire::append_record(stream, c.proc, c.local_blob);
         }
     }
-    for (const auto &[k, blob] : modex_.remote_blobs()) {
+    for (const auto &[k, blob] : remote_.remote_blobs()) {
         if (nspaces.count(k.first) != 0 && find_client(k) == nullptr) {
             wire::append_record(stream, proc_of(k), blob);
         }
     }
     std::vector<std::pair<std::string, std::vector<std::uint8_t>>> blobs;
     for (const auto &ns : nspaces) {
-        auto blob = job_blob(ns);
+        auto blob = job_blob_(ns);
         if (!blob.empty()) blobs.emplace_back(ns, std::move(blob));
     }
     for (const auto &[k, reply] : t.contributed) {

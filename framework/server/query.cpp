@@ -227,6 +227,7 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
                               const std::string &caller_nspace, HostInfo &out) {
     const auto &q = qualifiers;
     const char *k = key.c_str();
+    if (groups_.answer_query(qualifiers, key, out)) return true;  // groups.cpp
     if (key == PMIX_QUERY_SUPPORTED_KEYS) {
         std::string all;
         for (const char *x : kLibraryKeys) all += (all.empty() ? "" : ",") + std::string(x);

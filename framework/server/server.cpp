@@ -34,10 +34,6 @@ auto log() {
 // How long an accepted connection may stay silent before its handshake.
 constexpr std::chrono::seconds kHandshakeTimeout{30};
 
-std::span<const std::byte> as_bytes(const std::vector<std::uint8_t> &v) {
-    return {reinterpret_cast<const std::byte *>(v.data()), v.size()};
-}
-
 }  // namespace
 
 Server &Server::instance() {
@@ -53,16 +49,14 @@ Server::Server() {
     clients_.subscribe(&events_);
     clients_.subscribe(&modex_);
     clients_.subscribe(&monitoring_);
+    clients_.subscribe(&collectives_);
+    clients_.subscribe(&groups_);
     clients_.subscribe(this);
     // Each service registers its own requests (README.md, "Adding a request type").
     on(Command::handshake, &Server::handle_handshake);
     on(Command::finalize, &Server::handle_finalize);
     on(Command::abort, &Server::handle_abort);
-    on(Command::fence, &Server::handle_fence);
-    on(Command::fence_shm_done, &Server::handle_fence_shm_done);
     on(Command::spawn, &Server::handle_spawn);
-    on(Command::connect, &Server::handle_connect);
-    on(Command::disconnect, &Server::handle_disconnect);
     on(Command::publish, &Server::handle_publish);
     on(Command::lookup, &Server::handle_lookup);
     on(Command::unpublish, &Server::handle_unpublish);
@@ -79,6 +73,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
     transports_ = std::move(transports);
     store_ = std::move(store);
     modex_.set_store(store_);
+    collectives_.set_store(store_);
 
     self_ = pmix_proc_t{};
     std::string ns = fmt::format("pmixpp-server-{}", getpid());
@@ -131,12 +126,9 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
 
 void Server::stop() {
     active_ = false;
+    groups_.clear();
+    collectives_.clear();  // shared-memory waiters, trackers, connect state
     for (auto &[ns, job] : clients_.jobs()) {
-        if (job.fence_shm) job.fence_shm->break_with(PMIX_ERR_LOST_CONNECTION);
-        for (auto &w : job.shm_waiters) {
-            if (w.timer != 0) ProgressEngine::instance().cancel(w.timer);
-        }
-        job.shm_waiters.clear();
         for (auto &[rank, client] : job.clients) {
             client.state = ClientRecord::State::finalized;
             client.channel.reset();
@@ -150,15 +142,8 @@ void Server::stop() {
     }
     listeners_.clear();
     uris_.clear();
-    auto &engine = ProgressEngine::instance();
-    for (auto &[id, t] : fences_) {
-        if (t.timer != 0) engine.cancel(t.timer);
-    }
-    fences_.clear();
     clients_.clear();
     modex_.clear();
-    connected_.clear();
-    spawned_by_.clear();
     local_support_.clear();
     cleanup_.clear();
     monitoring_.clear();
@@ -258,24 +243,16 @@ void Server::on_close(Channel &ch, const std::string &reason) {
 // departures (README.md, "Departures")
 
 void Server::client_departed(const ProcKey &key, Departure why) {
-    // A finalized client that contributed to a collective still counts in it.
-    fail_fences_of(key, why != Departure::finalized);
-    break_shm_fence(key.first, PMIX_ERR_LOST_CONNECTION);
+    // (Collectives heard it before: README.md, "Departures".)
     ClientRecord *c = find_client(key);
     if (why == Departure::deregistered) {
-        connected_.erase(key);
         if (c != nullptr && c->channel) c->channel->close("client deregistered");
     }
     if (is_tool(key)) drop_tool(key);  // last: its record goes
 }
 
 void Server::job_deregistered(const std::string &nspace) {
-    // Collectives naming the job (also remote ones, without local clients)
-    // get an error now, not at their timeout (or never).
-    fail_fences_naming(nspace);
-    break_shm_fence(nspace, PMIX_ERR_LOST_CONNECTION);
     local_support_.erase(nspace);
-    spawned_by_.erase(nspace);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -414,7 +391,7 @@ void Server::finish_handshake(std::weak_ptr<Channel> weak, Frame request, ProcKe
     }
     client->state = ClientRecord::State::connected;
     client->channel = ch;
-    mend_shm_fence(key.first);  // it may come back after PMIx_Finalize
+    collectives_.client_connected(key.first);  // it may come back after PMIx_Finalize
     auto &peer = channels_[ch.get()].second;
     peer.authenticated = true;
     peer.proc = key;
@@ -485,340 +462,6 @@ void Server::handle_abort(Channel &ch, Frame &frame, ClientRecord *client) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// fence
-
-bool Server::all_local(const std::vector<pmix_proc_t> &procs) {
-    for (const auto &p : procs) {
-        const ProcKey key = key_of(p);
-        JobRecord *job = find_job(key.first);
-        if (job == nullptr || !job->registered) return false;
-        if (key.second == PMIX_RANK_WILDCARD) {
-            if (job->job_size == 0 || job->clients.size() < job->job_size) return false;
-        } else if (job->clients.count(key.second) == 0) {
-            return false;
-        }
-    }
-    return true;
-}
-
-void Server::handle_fence(Channel &ch, Frame &frame, ClientRecord *client) {
-    BodyReader r(frame.body);
-    std::vector<pmix_proc_t> procs;
-    bool collect = false;
-    std::uint32_t timeout = 0;
-    wire::InfoArray info;
-    r.procs(procs);
-    r.boolean(collect);
-    r.u32(timeout);
-    r.infos(info);
-    if (!r.finished() || client == nullptr) {
-        ch.close("malformed fence request");
-        return;
-    }
-    const ProcKey me = key_of(client->proc);
-    const auto reply = PendingReply::to(ch, frame);
-    if (procs.empty()) procs.push_back(proc_of({me.first, PMIX_RANK_WILDCARD}));
-    if (JobRecord *job = find_job(me.first);
-        job != nullptr && join_shm_fence(*job, me, procs, collect, timeout, reply)) {
-        return;
-    }
-    if (FenceTracker *t = join_collective(Collective::fence, std::move(procs), me, reply, timeout,
-                                          collect, nullptr)) {
-        check_fence(t->id);
-    }
-}
-
-FenceTracker *Server::join_collective(Collective kind, std::vector<pmix_proc_t> procs,
-                                      const ProcKey &me, const PendingReply &reply,
-                                      std::uint32_t timeout, bool collect,
-                                      std::shared_ptr<wire::InfoArray> info) {
-    std::vector<std::string> parts;
-    for (const auto &p : procs) parts.push_back(describe(key_of(p)));
-    std::sort(parts.begin(), parts.end());
-    std::string signature = kind == Collective::connect      ? "connect|"
-                            : kind == Collective::disconnect ? "disconnect|"
-                                                             : "";
-    for (const auto &p : parts) signature += p + ";";
-
-    FenceTracker *tracker = nullptr;
-    for (auto &[id, t] : fences_) {
-        if (t.signature == signature && !t.host_called && t.contributed.count(me) == 0) {
-            tracker = &t;
-            break;
-        }
-    }
-    if (tracker == nullptr) {
-        FenceTracker t;
-        t.id = next_fence_++;
-        t.kind = kind;
-        t.info = std::move(info);
-        t.signature = signature;
-        t.procs = procs;
-        for (const auto &p : procs) {
-            const ProcKey key = key_of(p);
-            JobRecord *job = find_job(key.first);
-            if (job == nullptr) continue;
-            if (key.second == PMIX_RANK_WILDCARD) {
-                for (const auto &[rank, c] : job->clients)
-                    t.expected_local.insert({key.first, rank});
-            } else if (job->clients.count(key.second) != 0) {
-                t.expected_local.insert(key);
-            }
-        }
-        if (t.expected_local.count(me) == 0) {
-            send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
-            return nullptr;
-        }
-        for (const auto &k : t.expected_local) {
-            ClientRecord *c = find_client(k);
-            if (c != nullptr && c->gone()) {
-                log()->warn("server: fence {} includes {}, which is gone", signature, describe(k));
-                send_reply(reply, status_body(PMIX_ERR_LOST_CONNECTION));
-                return nullptr;
-            }
-        }
-        tracker = &fences_.emplace(t.id, std::move(t)).first->second;
-    }
-    tracker->contributed[me] = reply;
-    tracker->collect = tracker->collect || collect;
-    if (timeout > 0 && (tracker->timeout_s == 0 || timeout < tracker->timeout_s)) {
-        tracker->timeout_s = timeout;
-    }
-    if (timeout > 0 && tracker->timer == 0) {
-        const std::uint64_t id = tracker->id;
-        tracker->timer =
-            ProgressEngine::instance().after(std::chrono::seconds(timeout), [this, id] {
-                auto it = fences_.find(id);
-                if (it == fences_.end()) return;
-                it->second.timer = 0;
-                log()->warn("server: fence {} timed out", it->second.signature);
-                complete_fence(id, PMIX_ERR_TIMEOUT, {});
-            });
-    }
-    return tracker;
-}
-
-void Server::check_fence(std::uint64_t id) {
-    auto it = fences_.find(id);
-    if (it == fences_.end()) return;
-    FenceTracker &t = it->second;
-    if (t.contributed.size() < t.expected_local.size() || t.host_called) return;
-    if (all_local(t.procs)) {
-        complete_fence(id, PMIX_SUCCESS, {});
-        return;
-    }
-    if (t.kind != Collective::fence) {
-        call_host_connect(t);
-        return;
-    }
-    if (host_->fence_nb == nullptr) {
-        complete_fence(id, PMIX_ERR_NOT_SUPPORTED, {});
-        return;
-    }
-    t.host_called = true;
-    // This node's contribution: one malloc'd, concatenable record stream that
-    // the host owns once the call returns (OPENMPI-CONTRACT rule 6).
-    std::vector<std::uint8_t> stream;
-    if (t.collect) {
-        for (const auto &k : t.expected_local) {
-            ClientRecord *c = find_client(k);
-            if (c != nullptr && c->committed) wire::append_record(stream, c->proc, c->remote_blob);
-        }
-    }
-    char *data = nullptr;
-    if (!stream.empty()) {
-        data = static_cast<char *>(std::malloc(stream.size()));
-        std::memcpy(data, stream.data(), stream.size());
-    }
-    auto args = std::make_shared<HostArgs>();
-    args->procs = t.procs;
-    if (t.collect) args->add_bool(PMIX_COLLECT_DATA, true);
-    if (t.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(t.timeout_s));
-    call_host_modex(
-        [this, args, data, n = stream.size()](pmix_modex_cbfunc_t cb, void *cbdata) {
-            return host_->fence_nb(args->procs.data(), args->procs.size(), args->info_data(),
-                                   args->info_size(), data, n, cb, cbdata);
-        },
-        [this, id, args](pmix_status_t status, std::vector<std::uint8_t> payload) {
-            complete_fence(id, status, payload);
-        });
-}
-
-void Server::complete_fence(std::uint64_t id, pmix_status_t status,
-                            const std::vector<std::uint8_t> &host_stream) {
-    auto it = fences_.find(id);
-    if (it == fences_.end()) return;  // already completed (timeout, lost participant)
-    FenceTracker t = std::move(it->second);
-    fences_.erase(it);
-    if (t.timer != 0) ProgressEngine::instance().cancel(t.timer);
-    if (t.kind != Collective::fence) {
-        finish_connect(t, status);
-        return;
-    }
-
-    std::vector<std::uint8_t> stream;
-    if (status == PMIX_SUCCESS) {
-        // Remote data fetched before this fence may have changed since (a Put and
-        // Commit before it): later Gets of those procs must ask the host again.
-        for (const auto &p : t.procs) modex_.forget_remote(key_of(p));
-        if (t.collect) {
-            for (const auto &k : t.expected_local) {
-                ClientRecord *c = find_client(k);
-                if (c != nullptr && c->committed)
-                    wire::append_record(stream, c->proc, c->local_blob);
-            }
-        }
-        std::vector<wire::ModexRecord> records;
-        if (!wire::parse_records(host_stream, records)) {
-            log()->error("server: the host's fence data for {} is not a modex record stream",
-                         t.signature);
-            status = PMIX_ERR_UNPACK_FAILURE;
-        }
-        for (auto &rec : records) {
-            const ProcKey k = key_of(rec.proc);
-            if (find_client(k) != nullptr) continue;  // our own client: sent its local blob
-            auto st = store_->write(
-                [&](mca::gds::Module &m) { return m.store_modex(rec.proc, as_bytes(rec.blob)); });
-            if (!st.ok()) log()->warn("server: fence data of {}: {}", describe(k), st.message());
-            wire::append_record(stream, rec.proc, rec.blob);
-            modex_.keep_remote(k, std::move(rec.blob));
-        }
-    }
-    if (status != PMIX_SUCCESS) stream.clear();
-    auto body = BodyWriter().i32(status).bytes(stream).take();
-    for (const auto &[k, reply] : t.contributed) send_reply(reply, body);
-}
-
-void Server::fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed) {
-    std::vector<std::uint64_t> ids;
-    for (const auto &[id, t] : fences_) {
-        if (!t.host_called && doomed(t)) ids.push_back(id);
-    }
-    for (auto id : ids) complete_fence(id, PMIX_ERR_LOST_CONNECTION, {});
-}
-
-void Server::fail_fences_of(const ProcKey &gone, bool contributed_too) {
-    fail_fences_if([&](const FenceTracker &t) {
-        return t.expected_local.count(gone) != 0 &&
-               (contributed_too || t.contributed.count(gone) == 0);
-    });
-}
-
-void Server::fail_fences_naming(const std::string &nspace) {
-    fail_fences_if([&](const FenceTracker &t) {
-        return std::any_of(t.procs.begin(), t.procs.end(),
-                           [&](const pmix_proc_t &p) { return key_of(p).first == nspace; });
-    });
-}
-
-// ---------------------------------------------------------------------------------------------
-// shared-memory fences (wire/shm_fence.hpp)
-
-void Server::offer_shm_fence(JobRecord &job) {
-    std::string error;
-    auto seg = wire::ShmFence::create(job.job_size, error);
-    if (!seg) {
-        log()->warn("server: no shared-memory fence for {}: {}", job.nspace, error);
-        return;
-    }
-    pmix_info_t entry{};
-    std::strncpy(entry.key, wire::PMIXPP_FENCE_SHM_KEY, PMIX_MAX_KEYLEN);
-    entry.value.type = PMIX_STRING;
-    entry.value.data.string = const_cast<char *>(seg->name().c_str());
-    auto st = store_->write([&](mca::gds::Module &m) {
-        return m.register_job(job.nspace, std::span<const pmix_info_t>(&entry, 1));
-    });
-    if (!st.ok()) {
-        log()->warn("server: no shared-memory fence for {}: {}", job.nspace, st.message());
-        return;
-    }
-    job.fence_shm = std::move(seg);
-}
-
-bool Server::join_shm_fence(JobRecord &job, const ProcKey &me,
-                            const std::vector<pmix_proc_t> &procs, bool collect,
-                            std::uint32_t timeout, const PendingReply &reply) {
-    if (!job.fence_shm || collect || procs.size() != 1 ||
-        key_of(procs[0]) != ProcKey{me.first, PMIX_RANK_WILDCARD} ||
-        me.second >= job.fence_shm->nprocs()) {
-        return false;
-    }
-    wire::ShmFence::Arrival arrival;
-    if (pmix_status_t st = job.fence_shm->arrive(true, arrival); st != PMIX_SUCCESS) {
-        send_reply(reply, status_body(st));
-        return true;
-    }
-    JobRecord::ShmWaiter w{arrival.gen, me, reply, 0};
-    if (!arrival.completed && timeout > 0) {
-        const std::uint32_t gen = arrival.gen;
-        w.timer = ProgressEngine::instance().after(std::chrono::seconds(timeout), [this, me, gen] {
-            JobRecord *j = find_job(me.first);
-            if (j == nullptr) return;
-            auto it = std::find_if(j->shm_waiters.begin(), j->shm_waiters.end(),
-                                   [&](const auto &x) { return x.gen == gen && x.proc == me; });
-            if (it == j->shm_waiters.end()) return;
-            it->timer = 0;
-            if (j->fence_shm && j->fence_shm->withdraw(gen, true)) {
-                log()->warn("server: fence of {} timed out", describe(me));
-                send_reply(it->reply, status_body(PMIX_ERR_TIMEOUT));
-                j->shm_waiters.erase(it);
-            } else {
-                answer_shm_waiters(*j);
-            }
-        });
-    }
-    job.shm_waiters.push_back(std::move(w));
-    if (arrival.completed) answer_shm_waiters(job);  // this one and those the generation held
-    return true;
-}
-
-void Server::answer_shm_waiters(JobRecord &job) {
-    if (!job.fence_shm) return;
-    const pmix_status_t broken = job.fence_shm->broken();
-    const auto ok = BodyWriter().i32(PMIX_SUCCESS).bytes(std::vector<std::uint8_t>{}).take();
-    std::erase_if(job.shm_waiters, [&](JobRecord::ShmWaiter &w) {
-        const bool done = job.fence_shm->completed(w.gen);
-        if (!done && broken == PMIX_SUCCESS) return false;
-        if (w.timer != 0) ProgressEngine::instance().cancel(w.timer);
-        send_reply(w.reply, done ? ok : status_body(broken));
-        return true;
-    });
-}
-
-void Server::break_shm_fence(const std::string &nspace, pmix_status_t status) {
-    JobRecord *job = find_job(nspace);
-    if (job == nullptr || !job->fence_shm) return;
-    job->fence_shm->break_with(status);
-    answer_shm_waiters(*job);
-}
-
-// A client that finalized (or was lost) and connects again: once every
-// participant of the job is connected or yet to connect, fences in the
-// segment work again, as over the socket (join_collective looks at the
-// participants' states when a fence starts).
-void Server::mend_shm_fence(const std::string &nspace) {
-    JobRecord *job = find_job(nspace);
-    if (job == nullptr || !job->fence_shm || job->fence_shm->broken() == PMIX_SUCCESS) return;
-    if (job->clients.size() != job->fence_shm->nprocs()) return;  // one was deregistered
-    for (const auto &[rank, c] : job->clients) {
-        if (c.gone()) return;
-    }
-    job->fence_shm->mend();
-    log()->debug("server: fence segment of {} mended: every participant is back", nspace);
-}
-
-void Server::handle_fence_shm_done(Channel &ch, Frame &frame, ClientRecord *client) {
-    BodyReader r(frame.body);
-    std::uint32_t gen = 0;
-    r.u32(gen);
-    if (!r.finished() || client == nullptr) {
-        ch.close("malformed fence_shm_done");
-        return;
-    }
-    if (JobRecord *job = find_job(client->proc.nspace)) answer_shm_waiters(*job);
-}
-
-// ---------------------------------------------------------------------------------------------
 // host calls
 
 pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs,
@@ -834,10 +477,7 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
         log()->error("server: register_nspace {}: {}", nspace, st.message());
         return st.code();
     }
-    if (!job.fence_shm && job.job_size > 0 && nlocalprocs > 0 &&
-        static_cast<std::uint32_t>(nlocalprocs) == job.job_size && wire::ShmFence::enabled()) {
-        offer_shm_fence(job);
-    }
+    collectives_.job_registered(job);
     modex_.job_registered(nspace);
     return PMIX_SUCCESS;
 }
@@ -853,17 +493,7 @@ pmix_status_t Server::register_client(const pmix_proc_t &proc, uid_t uid, gid_t 
     const ProcKey key = key_of(proc);
     clients_.register_client(proc, uid, gid, server_object);
     JobRecord &job = *find_job(key.first);
-    if (job.fence_shm && uid != ::geteuid() && ::geteuid() == 0 && !job.fence_shm_given) {
-        // A root server hosting a user's job: the job's first client decides
-        // who may map the segment; a client of another user cannot, and its
-        // fences go through the socket (the server joins the barrier for it).
-        std::string error;
-        if (job.fence_shm->give_to(uid, gid, error)) {
-            job.fence_shm_given = true;
-        } else {
-            log()->warn("server: fence segment of {}: {}", key.first, error);
-        }
-    }
+    collectives_.client_registered(job, uid, gid);
     return PMIX_SUCCESS;
 }
 

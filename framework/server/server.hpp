@@ -1,5 +1,5 @@
 // The server face (PMIx_server_*): the state the host registers, the clients'
-// connections and the collectives among them. See README.md in this folder.
+// connections and the wiring of the services. See README.md in this folder.
 //
 // Threads: every member is touched only on the progress thread. The C entry
 // points (api/server_api.cpp) copy their arguments and post closures here; host
@@ -30,8 +30,10 @@
 #include "pmixpp/mca/info.hpp"
 #include "server/allocation.hpp"
 #include "server/cleanup.hpp"
+#include "server/collectives.hpp"
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
+#include "server/groups.hpp"
 #include "server/iof_router.hpp"
 #include "server/logging.hpp"
 #include "server/modex.hpp"
@@ -48,24 +50,6 @@ struct event;
 namespace pmixpp::server {
 
 class HostInfo;  // upcall_results.hpp
-
-// The collectives gathered among local clients: fence, and connect /
-// disconnect (connect.cpp), which share the tracker and its completion.
-enum class Collective : std::uint8_t { fence, connect, disconnect };
-
-struct FenceTracker {
-    std::uint64_t id = 0;
-    Collective kind = Collective::fence;
-    std::shared_ptr<wire::InfoArray> info;  // the first contributor's (connect/disconnect)
-    std::string signature;
-    std::vector<pmix_proc_t> procs;    // as requested
-    std::set<ProcKey> expected_local;  // local participants
-    std::map<ProcKey, PendingReply> contributed;
-    bool collect = false;
-    bool host_called = false;
-    std::uint32_t timeout_s = 0;
-    std::uint64_t timer = 0;
-};
 
 class Server : private DepartureListener {
   public:
@@ -153,12 +137,7 @@ class Server : private DepartureListener {
     void handle_handshake(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_finalize(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_abort(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    void handle_fence(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_spawn(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // spawn.cpp
-    void handle_connect(wire::Channel &ch, wire::Frame &frame,
-                        ClientRecord *client);  // connect.cpp
-    void handle_disconnect(wire::Channel &ch, wire::Frame &frame,
-                           ClientRecord *client);  // connect.cpp
     void handle_publish(wire::Channel &ch, wire::Frame &frame,
                         ClientRecord *client);                                        // publish.cpp
     void handle_lookup(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // publish.cpp
@@ -186,39 +165,6 @@ class Server : private DepartureListener {
     ClientRecord *find_client(const ProcKey &key) { return clients_.find_client(key); }
     JobRecord *find_job(const std::string &nspace) { return clients_.find_job(nspace); }
 
-    // Fence machinery, shared by every Collective. join_collective() adds a
-    // local participant's contribution (nullptr: refused, already answered).
-    FenceTracker *join_collective(Collective kind, std::vector<pmix_proc_t> procs,
-                                  const ProcKey &me, const PendingReply &reply,
-                                  std::uint32_t timeout_s, bool collect,
-                                  std::shared_ptr<wire::InfoArray> info);
-    void check_fence(std::uint64_t id);
-    void complete_fence(std::uint64_t id, pmix_status_t status,
-                        const std::vector<std::uint8_t> &host_stream);
-    bool all_local(const std::vector<pmix_proc_t> &procs);
-    // Completes with PMIX_ERR_LOST_CONNECTION the collectives not yet handed
-    // to the host that expect `gone` (fail_fences_of; with `contributed_too`
-    // false only those it has not contributed to) or that name a process of
-    // `nspace` (fail_fences_naming): they can no longer complete.
-    void fail_fences_of(const ProcKey &gone, bool contributed_too);
-    void fail_fences_naming(const std::string &nspace);
-    void fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed);
-    // Shared-memory fences (wire/shm_fence.hpp): join the job's barrier for
-    // a socket fence if it qualifies (true: handled), answer the joined
-    // fences whose generation completed, and break the barrier when a
-    // participant is gone.
-    void offer_shm_fence(JobRecord &job);
-    bool join_shm_fence(JobRecord &job, const ProcKey &me, const std::vector<pmix_proc_t> &procs,
-                        bool collect, std::uint32_t timeout, const PendingReply &reply);
-    void answer_shm_waiters(JobRecord &job);
-    void break_shm_fence(const std::string &nspace, pmix_status_t status);
-    void mend_shm_fence(const std::string &nspace);
-    void handle_fence_shm_done(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    // Connect / disconnect (connect.cpp): the host's upcall, and the answer
-    // to the local participants once the collective completed.
-    void call_host_connect(FenceTracker &t);
-    void finish_connect(const FenceTracker &t, pmix_status_t status);
-    bool may_disconnect(const ProcKey &me, const std::vector<pmix_proc_t> &procs) const;
     // Local support environment of a job's children (setup.cpp).
     void apply_local_support(const std::string &nspace, mca::Environment &env) const;
 
@@ -235,13 +181,6 @@ class Server : private DepartureListener {
     RequestTable requests_;
     std::map<wire::Channel *, std::pair<std::shared_ptr<wire::Channel>, Peer>> channels_;
     ClientTable clients_;  // jobs and client records; departures
-    std::map<std::uint64_t, FenceTracker> fences_;
-    std::uint64_t next_fence_ = 1;
-    // Connect state (connect.cpp, spawn.cpp): the nspaces each local client is
-    // connected to (by PMIx_Connect or as the parent of a spawned job), and
-    // the parent nspace of each job spawned through this server.
-    std::map<ProcKey, std::set<std::string>> connected_;
-    std::map<std::string, std::string> spawned_by_;
     // What PMIx_server_setup_local_support was given, per nspace (setup.cpp).
     std::map<std::string, wire::InfoArray> local_support_;
     // Tools (tool.cpp): whether the host accepts them, the connected tools
@@ -259,6 +198,19 @@ class Server : private DepartureListener {
                  [this](const std::string &nspace) { return job_blob(nspace); }};
     Allocation allocation_{host_, requests_};  // allocate
     Monitoring monitoring_{clients_, host_, requests_, events_};  // monitor, heartbeat
+    // fence, fence_shm_done, connect, disconnect; the CollectiveTracker
+    Collectives collectives_{clients_, host_, requests_, modex_,
+                             [this](const std::string &nspace) { return job_blob(nspace); }};
+    // group_construct, group_destruct, group_leave (docs/groups.md)
+    Groups groups_{clients_,
+                   host_,
+                   requests_,
+                   collectives_,
+                   modex_,
+                   [this](const std::string &nspace) { return job_blob(nspace); },
+                   [this](std::shared_ptr<const events::Event> ev) {
+                       events_.notify_from_host(std::move(ev));
+                   }};
 };
 
 }  // namespace pmixpp::server

@@ -112,9 +112,7 @@ void Server::handle_spawn(Channel &ch, Frame &frame, ClientRecord *client) {
             send_reply(reply, status_body(status));
             return;
         }
-        // Spawned processes are connected to their parent (spec, PMIx_Spawn).
-        spawned_by_[ns] = parent.first;
-        if (find_client(parent) != nullptr) connected_[parent].insert(ns);
+        collectives_.spawned(parent, ns);  // connected to its parent (spec, PMIx_Spawn)
         send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).str(ns).bytes(job_blob(ns)).take());
     };
     auto *s = new SpawnShift{std::move(done)};

@@ -131,6 +131,21 @@ enum class Command : std::uint16_t {
     // req: empty. no reply. A PMIX_SEND_HEARTBEAT from the sender; dropped
     //      when nothing monitors the sender's heartbeats.
     heartbeat = 81,
+    // Process groups (server/groups.cpp, client/groups.cpp; docs/groups.md).
+    // Numbered from 96 (96-111 are the groups' range).
+    // req: str group id, procs (never empty), u32 timeout s (0: none), infos
+    //      directives.
+    // rep: i32 status, then on success: infos results (PMIX_GROUP_ID,
+    //      PMIX_GROUP_MEMBERSHIP in group-rank order, PMIX_GROUP_CONTEXT_ID
+    //      when one was assigned), u32 n, n x (proc, u64 PMIX_GROUP_LOCAL_CID),
+    //      u32 n, n x (str nspace, bytes job blob), bytes modex record stream
+    //      (the committed data of the members).
+    group_construct = 96,
+    // req: str group id, u32 timeout s (0: none), infos. rep: i32 status.
+    group_destruct = 97,
+    // req: str group id, infos. rep: i32 status (the PMIX_GROUP_LEFT event
+    //      was generated).
+    group_leave = 98,
 };
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };

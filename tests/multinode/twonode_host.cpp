@@ -16,6 +16,9 @@
 //                 frees it (OPENMPI-CONTRACT rule 6).
 //   direct_modex  the asking node sends the request; the other node calls
 //                 PMIx_server_dmodex_request and sends back what it returns.
+//   group         each node sends its PMIX_GROUP_ENDPT_DATA under the
+//                 operation's key (op and group id); both hand back the two
+//                 parts and, when a context id was asked, node0's proposal.
 // Every fence is job-wide here, so both nodes see their fences in the same
 // order and match them by sequence number.
 //
@@ -33,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -58,7 +62,13 @@ constexpr uint32_t kJobSize = kNodes * kRanksPerNode;
 // ---------------------------------------------------------------------------------------------
 // Messages between the two nodes: a fixed header, then `length` payload bytes.
 
-enum class MsgType : uint32_t { fence = 1, dmodex_request = 2, dmodex_answer = 3, done = 4 };
+enum class MsgType : uint32_t {
+    fence = 1,
+    dmodex_request = 2,
+    dmodex_answer = 3,
+    done = 4,
+    group = 5,  // id: context id proposed (node0's is used); payload: GroupKey + endpoint data
+};
 
 struct MsgHeader {
     MsgType type;
@@ -104,6 +114,18 @@ struct PendingFence {
     void *cbdata = nullptr;
 };
 
+// One group operation, matched across the nodes by (op, group id): the
+// server library names each operation by its id, so concurrent constructs
+// over the same processes stay apart (docs/groups.md, "For host writers").
+struct PendingGroup {
+    bool have_mine = false, have_theirs = false;
+    bool assign = false;
+    uint64_t my_cid = 0, their_cid = 0;
+    std::vector<char> mine, theirs;  // each node's PMIX_GROUP_ENDPT_DATA
+    pmix_info_cbfunc_t cbfunc = nullptr;
+    void *cbdata = nullptr;
+};
+
 struct PendingDmodex {
     pmix_modex_cbfunc_t cbfunc;
     void *cbdata;
@@ -121,10 +143,12 @@ struct Node {
     uint64_t next_request = 0;
     std::map<uint64_t, PendingFence> fences;
     std::map<uint64_t, PendingDmodex> dmodex;
+    std::map<std::string, PendingGroup> groups;  // by "op:id"
+    uint64_t next_context_id = 1;                // node0's are the ones used
     bool peer_done = false, peer_gone = false;
 
     // statistics for the summary line
-    unsigned nfences = 0, nfences_with_data = 0, nasked = 0, nserved = 0;
+    unsigned nfences = 0, nfences_with_data = 0, nasked = 0, nserved = 0, ngroups = 0;
     size_t fence_bytes = 0;
 
     bool send(MsgType type, int32_t status, uint64_t id, uint32_t rank, const char *data,
@@ -176,8 +200,19 @@ pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info
     // The blob is ours now (malloc'd by the library): copy it out and free it.
     std::vector<char> mine(data, data + (data != nullptr ? ndata : 0));
     std::free(data);
-    if (nprocs != 1 || procs[0].rank != PMIX_RANK_WILDCARD ||
-        std::strncmp(procs[0].nspace, g_node.nspace.c_str(), PMIX_MAX_NSLEN) != 0) {
+    // The whole job: one wildcard, or every rank (a group of all ranks used as
+    // the fence's address arrives as its members).
+    bool whole_job = nprocs == 1 && procs[0].rank == PMIX_RANK_WILDCARD;
+    if (nprocs == kJobSize) {
+        uint32_t seen = 0;
+        for (size_t k = 0; k < nprocs; ++k)
+            if (procs[k].rank < kJobSize) seen |= 1u << procs[k].rank;
+        whole_job = seen == (1u << kJobSize) - 1;
+    }
+    for (size_t k = 0; k < nprocs; ++k)
+        whole_job =
+            whole_job && std::strncmp(procs[k].nspace, g_node.nspace.c_str(), PMIX_MAX_NSLEN) == 0;
+    if (!whole_job) {
         std::fprintf(stderr, "twonode host node%d: unexpected fence participants\n", g_node.id);
         return PMIX_ERR_NOT_SUPPORTED;
     }
@@ -200,6 +235,83 @@ pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info
     }
     lock.lock();
     complete_fence_locked(seq, lock);
+    return PMIX_SUCCESS;
+}
+
+void add_info(std::vector<pmix_info_t> &v, const char *key, const void *data, pmix_data_type_t t);
+
+// The answer to the library: both nodes' endpoint data and, when asked for,
+// node0's context id. Holds its infos until the library releases them.
+struct GroupAnswer {
+    std::vector<pmix_info_t> info;
+};
+
+void release_group_answer(void *cbdata) {
+    auto *a = static_cast<GroupAnswer *>(cbdata);
+    for (auto &i : a->info) PMIx_Value_destruct(&i.value);
+    delete a;
+}
+
+// Called with g_node.mutex held once both nodes' parts of group operation `key` are in.
+void complete_group_locked(const std::string &key, std::unique_lock<std::mutex> &lock) {
+    auto it = g_node.groups.find(key);
+    if (it == g_node.groups.end() || !it->second.have_mine || !it->second.have_theirs) return;
+    PendingGroup gr = std::move(it->second);
+    g_node.groups.erase(it);
+    auto *a = new GroupAnswer;
+    for (const auto *part : {&gr.mine, &gr.theirs}) {
+        if (part->empty()) continue;
+        pmix_byte_object_t bo{const_cast<char *>(part->data()), part->size()};
+        add_info(a->info, PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    }
+    if (gr.assign) {
+        const size_t cid = g_node.id == 0 ? gr.my_cid : gr.their_cid;
+        add_info(a->info, PMIX_GROUP_CONTEXT_ID, &cid, PMIX_SIZE);
+    }
+    lock.unlock();
+    gr.cbfunc(PMIX_SUCCESS, a->info.empty() ? nullptr : a->info.data(), a->info.size(), gr.cbdata,
+              release_group_answer, a);
+    lock.lock();
+}
+
+pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[], size_t,
+                       const pmix_info_t directives[], size_t ndirs, pmix_info_cbfunc_t cbfunc,
+                       void *cbdata) {
+    std::vector<char> mine;
+    bool assign = false;
+    for (size_t i = 0; i < ndirs; ++i) {
+        if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ENDPT_DATA) &&
+            directives[i].value.type == PMIX_BYTE_OBJECT) {
+            const auto &bo = directives[i].value.data.bo;
+            mine.assign(bo.bytes, bo.bytes + bo.size);
+        }
+        if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ASSIGN_CONTEXT_ID))
+            assign = PMIX_INFO_TRUE(&directives[i]);
+    }
+    // The payload: the key (op:id), a NUL, then the endpoint data.
+    const std::string key = std::to_string(static_cast<int>(op)) + ":" + grp;
+    std::vector<char> payload(key.begin(), key.end());
+    payload.push_back('\0');
+    payload.insert(payload.end(), mine.begin(), mine.end());
+    std::unique_lock lock(g_node.mutex);
+    if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
+    ++g_node.ngroups;
+    PendingGroup &gr = g_node.groups[key];
+    gr.have_mine = true;
+    gr.assign = assign;
+    gr.my_cid = assign ? g_node.next_context_id++ : 0;
+    gr.mine = std::move(mine);
+    gr.cbfunc = cbfunc;
+    gr.cbdata = cbdata;
+    const uint64_t proposed = gr.my_cid;
+    lock.unlock();
+    if (!g_node.send(MsgType::group, 0, proposed, 0, payload.data(), payload.size())) {
+        lock.lock();
+        g_node.groups.erase(key);
+        return PMIX_ERR_LOST_CONNECTION;
+    }
+    lock.lock();
+    complete_group_locked(key, lock);
     return PMIX_SUCCESS;
 }
 
@@ -249,6 +361,8 @@ void serve_peer() {
             g_node.peer_gone = true;
             auto fences = std::move(g_node.fences);
             auto requests = std::move(g_node.dmodex);
+            auto groups = std::move(g_node.groups);
+            g_node.groups.clear();
             g_node.fences.clear();
             g_node.dmodex.clear();
             g_node.cv.notify_all();
@@ -258,6 +372,10 @@ void serve_peer() {
             }
             for (auto &[id, r] : requests)
                 deliver(r.cbfunc, r.cbdata, PMIX_ERR_LOST_CONNECTION, {});
+            for (auto &[key, gr] : groups) {
+                if (gr.have_mine)
+                    gr.cbfunc(PMIX_ERR_LOST_CONNECTION, nullptr, 0, gr.cbdata, nullptr, nullptr);
+            }
             return;
         }
         switch (h.type) {
@@ -288,6 +406,17 @@ void serve_peer() {
                 g_node.dmodex.erase(it);
                 lock.unlock();
                 deliver(r.cbfunc, r.cbdata, h.status, payload);
+                break;
+            }
+            case MsgType::group: {
+                auto nul = std::find(payload.begin(), payload.end(), '\0');
+                if (nul == payload.end()) break;
+                const std::string key(payload.begin(), nul);
+                PendingGroup &gr = g_node.groups[key];
+                gr.have_theirs = true;
+                gr.their_cid = h.id;
+                gr.theirs.assign(nul + 1, payload.end());
+                complete_group_locked(key, lock);
                 break;
             }
             case MsgType::done:
@@ -389,6 +518,7 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
     pmix_server_module_t module{};
     module.fence_nb = on_fence;
     module.direct_modex = on_direct_modex;
+    module.group = on_group;
     pmix_status_t rc = PMIx_server_init(&module, nullptr, 0);
     if (rc != PMIX_SUCCESS) node_failed(me, "PMIx_server_init", rc);
     std::thread reader(serve_peer);
@@ -485,6 +615,7 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
     std::printf("%s: fences %u (with data %u, %zu bytes), dmodex asked %u, served %u\n", me.c_str(),
                 g_node.nfences, g_node.nfences_with_data, g_node.fence_bytes, g_node.nasked,
                 g_node.nserved);
+    if (g_node.ngroups > 0) std::printf("%s: group operations %u\n", me.c_str(), g_node.ngroups);
     std::fflush(stdout);
     return status;
 }

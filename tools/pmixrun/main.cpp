@@ -40,6 +40,7 @@
 #include "data_server.hpp"
 #include "events.hpp"
 #include "job_control.hpp"
+#include "groups.hpp"
 #include "job_services.hpp"
 #include "launcher.hpp"
 #include "monitoring.hpp"
@@ -150,6 +151,7 @@ int main(int argc, char **argv) {
     pmixrun::install_event_services(module);  // register_events, notify_event (events.hpp)
     pmixrun::install_tool_services(module);   // tool_connected (tools.hpp)
     pmixrun::install_allocation(module);      // allocate (allocation.hpp)
+    pmixrun::install_group_services(module);  // group (groups.hpp)
     // Tools may connect (docs/tools.md): by the PMIX_SERVER_URI* variables
     // its processes inherit, or by pmixrun's pid through the rendezvous file.
     pmix_info_t server_info[2];

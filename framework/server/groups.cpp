@@ -1,0 +1,672 @@
+// Groups (groups.hpp): PMIx_Group_construct / _destruct / _leave on the
+// server side. docs/groups.md says what a caller and a host see.
+#include "server/groups.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "mca/logging.hpp"
+#include "server/upcall_results.hpp"
+#include "wire/codec.hpp"
+#include "wire/protocol.hpp"
+
+namespace pmixpp::server {
+
+using wire::BodyReader;
+using wire::BodyWriter;
+using wire::Channel;
+using wire::Command;
+using wire::Frame;
+
+namespace {
+
+auto log() {
+    return mca::framework_logger("server");
+}
+
+bool proc_less(const pmix_proc_t &a, const pmix_proc_t &b) {
+    return key_of(a) < key_of(b);
+}
+
+bool same_procs(const std::vector<pmix_proc_t> &a, const std::vector<pmix_proc_t> &b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                      [](const auto &x, const auto &y) { return key_of(x) == key_of(y); });
+}
+
+// Whether `member` (a proc, or a wildcard) names `proc`.
+bool names(const pmix_proc_t &member, const ProcKey &proc) {
+    const ProcKey m = key_of(member);
+    return m.first == proc.first && (m.second == PMIX_RANK_WILDCARD || m.second == proc.second);
+}
+
+bool is_member(const GroupRecord &g, const ProcKey &proc) {
+    return std::any_of(g.members.begin(), g.members.end(),
+                       [&](const auto &m) { return names(m, proc); });
+}
+
+pmix_info_t load_info(const char *key, const void *data, pmix_data_type_t type) {
+    pmix_info_t i;
+    std::memset(&i, 0, sizeof i);
+    PMIx_Info_load(&i, key, data, type);
+    return i;
+}
+
+pmix_info_t procs_info(const char *key, const std::vector<pmix_proc_t> &procs) {
+    pmix_data_array_t darray{PMIX_PROC, procs.size(),
+                             const_cast<pmix_proc_t *>(procs.empty() ? nullptr : procs.data())};
+    return load_info(key, &darray, PMIX_DATA_ARRAY);
+}
+
+// Directives this library does not carry out yet: NOT_SUPPORTED rather than
+// a construct that ignores them (docs/groups.md, "Not yet").
+const char *unsupported_directive(std::span<const pmix_info_t> info) {
+    // "pmix.grp.btstrp": PMIX_GROUP_BOOTSTRAP of the standard (v6), not in the 4.2 headers.
+    for (const char *key : {"pmix.grp.btstrp", PMIX_GROUP_ADD_MEMBERS}) {
+        if (find_info(info, key) != nullptr) return key;
+    }
+    for (const char *key : {PMIX_GROUP_LEADER, PMIX_GROUP_FT_COLLECTIVE}) {
+        if (mca::info_flag(info, key).value_or(false)) return key;
+    }
+    return nullptr;
+}
+
+// PMIX_GROUP_ENDPT_DATA as this library fills it: bytes modex record stream
+// (REMOTE blobs), u32 n, n x (proc, u64 local context id).
+struct EndpointData {
+    std::vector<std::uint8_t> stream;
+    std::vector<std::pair<pmix_proc_t, std::uint64_t>> cids;
+};
+
+bool parse_endpoint(std::span<const std::uint8_t> bytes, EndpointData &out) {
+    BodyReader r(bytes);
+    r.bytes(out.stream);
+    std::uint32_t n = 0;
+    r.u32(n);
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+        pmix_proc_t p{};
+        std::uint64_t cid = 0;
+        r.proc(p);
+        r.u64(cid);
+        out.cids.emplace_back(p, cid);
+    }
+    return r.finished();
+}
+
+}  // namespace
+
+Groups::Groups(ClientTable &clients, const HostUpcalls &host, RequestTable &requests,
+               CollectiveTracker &collectives, RemoteBlobs &remote, JobBlobFn job_blob,
+               RaiseFn raise)
+    : clients_(clients),
+      host_(host),
+      collectives_(collectives),
+      remote_(remote),
+      job_blob_(std::move(job_blob)),
+      raise_(std::move(raise)) {
+    requests.add(Command::group_construct,
+                 [this](auto &ch, auto &f, auto *c) { handle_construct(ch, f, c); });
+    requests.add(Command::group_destruct,
+                 [this](auto &ch, auto &f, auto *c) { handle_destruct(ch, f, c); });
+    requests.add(Command::group_leave,
+                 [this](auto &ch, auto &f, auto *c) { handle_leave(ch, f, c); });
+}
+
+pmix_status_t Groups::check_new_id(const std::string &id) const {
+    if (id.empty() || id.size() > PMIX_MAX_NSLEN || id.find('\0') != std::string::npos)
+        return PMIX_ERR_BAD_PARAM;
+    if (clients_.find_job(id) != nullptr) return PMIX_ERR_BAD_PARAM;  // a namespace
+    if (groups_.count(id) != 0) return PMIX_ERR_BAD_PARAM;            // a live group
+    return PMIX_SUCCESS;
+}
+
+std::vector<pmix_proc_t> Groups::expand(const std::vector<pmix_proc_t> &procs) const {
+    std::vector<pmix_proc_t> out;
+    std::set<ProcKey> seen;
+    auto add = [&](const pmix_proc_t &p) {
+        if (seen.insert(key_of(p)).second) out.push_back(p);
+    };
+    for (const auto &p : procs) {
+        const ProcKey k = key_of(p);
+        const JobRecord *job = clients_.find_job(k.first);
+        if (k.second == PMIX_RANK_WILDCARD && job != nullptr && job->registered &&
+            job->job_size > 0) {
+            for (pmix_rank_t r = 0; r < job->job_size; ++r) add(proc_of({k.first, r}));
+        } else {
+            add(p);
+        }
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// construct
+
+void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
+    BodyReader r(frame.body);
+    std::string id;
+    std::vector<pmix_proc_t> procs;
+    std::uint32_t timeout = 0;
+    wire::InfoArray info;
+    r.str(id);
+    r.procs(procs);
+    r.u32(timeout);
+    r.infos(info);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed group_construct request");
+        return;
+    }
+    const auto reply = PendingReply::to(ch, frame);
+    const ProcKey me = key_of(client->proc);
+    // A latecomer to a construct that failed gets its status, once.
+    if (auto f = failed_.find(id); f != failed_.end() && f->second.latecomers.erase(me) != 0) {
+        const pmix_status_t st = f->second.status;
+        if (f->second.latecomers.empty()) failed_.erase(f);
+        log()->info("server: {} arrived after group {} failed", describe(me), id);
+        send_reply(reply, status_body(st));
+        return;
+    }
+    if (const char *key = unsupported_directive(info.span())) {
+        log()->info("server: group {}: {} is not supported", id, key);
+        send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
+        return;
+    }
+    if (procs.empty()) {
+        send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
+        return;
+    }
+    std::vector<pmix_proc_t> order = expand(procs);
+    std::vector<pmix_proc_t> canonical = order;
+    std::sort(canonical.begin(), canonical.end(), proc_less);
+    if (mca::info_flag(info.span(), PMIX_GROUP_LOCAL_ONLY).value_or(false) &&
+        !collectives_.all_local(canonical)) {
+        log()->warn("server: group {}: PMIX_GROUP_LOCAL_ONLY with members served elsewhere", id);
+        send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
+        return;
+    }
+    const bool optional = mca::info_flag(info.span(), PMIX_GROUP_OPTIONAL).value_or(false);
+    if (optional && !collectives_.all_local(canonical)) {
+        log()->info("server: group {}: PMIX_GROUP_OPTIONAL across servers is not supported", id);
+        send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
+        return;
+    }
+    auto pit = pending_.find(id);
+    if (pit == pending_.end()) {
+        if (pmix_status_t st = check_new_id(id); st != PMIX_SUCCESS) {
+            log()->warn("server: group id '{}' of {} is empty, too long, a namespace or in use", id,
+                        describe(me));
+            send_reply(reply, status_body(st));
+            return;
+        }
+        Pending p;
+        p.canonical = canonical;
+        p.order = order;
+        pit = pending_.emplace(id, std::move(p)).first;
+    } else if (!same_procs(pit->second.canonical, canonical) ||
+               pit->second.local_cids.count(me) != 0) {
+        // Another member list under an id being constructed, or a second
+        // construct of one caller: not the same collective.
+        send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
+        return;
+    } else if (!same_procs(pit->second.order, order)) {
+        pit->second.orders_differ = true;
+    }
+    Pending &p = pit->second;
+    p.assign_context_id = p.assign_context_id ||
+                          mca::info_flag(info.span(), PMIX_GROUP_ASSIGN_CONTEXT_ID).value_or(false);
+    p.optional = p.optional || optional;
+    p.notify_termination =
+        p.notify_termination ||
+        mca::info_flag(info.span(), PMIX_GROUP_NOTIFY_TERMINATION).value_or(false);
+    std::size_t cid = SIZE_MAX;  // none
+    if (const auto *i = find_info(info.span(), PMIX_GROUP_LOCAL_CID)) {
+        if (auto v = wire::as_uint(i->value)) cid = static_cast<std::size_t>(*v);
+    }
+    p.local_cids[me] = cid;
+    if (timeout > 0 && (p.timeout_s == 0 || timeout < p.timeout_s)) p.timeout_s = timeout;
+    auto directives = std::make_shared<wire::InfoArray>(std::move(info));
+    if (!p.directives) p.directives = directives;
+
+    auto hooks = std::make_shared<CollectiveHooks>();
+    hooks->ready = [this, id](const FenceTracker &t) { construct_ready(id, t); };
+    hooks->finished = [this, id](const FenceTracker &t, pmix_status_t st) {
+        wire::InfoArray results;
+        if (auto h = host_results_.find(id); h != host_results_.end()) {
+            results = std::move(h->second);
+            host_results_.erase(h);
+        }
+        construct_finished(id, t, st, results);
+    };
+    hooks->departed = [this, id](const FenceTracker &t, const ProcKey &gone) {
+        auto it = pending_.find(id);
+        if (it == pending_.end()) return false;
+        // The standard: no member-failed events for an optional member.
+        if (it->second.optional) {
+            it->second.missing.insert(gone);
+            return true;
+        }
+        if (it->second.notify_termination) {
+            std::vector<pmix_proc_t> to;
+            for (const auto &[k, reply] : t.contributed) to.push_back(proc_of(k));
+            raise_member_failed(id, gone, to);
+        }
+        return false;
+    };
+    const std::uint64_t tid = collectives_.join("group-construct|" + id, canonical, me, reply,
+                                                timeout, directives, hooks);
+    // `p` may be gone now: the join may have completed the construct.
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    if (tid == 0) {  // refused (already answered)
+        it->second.local_cids.erase(me);
+        if (it->second.tracker == 0) pending_.erase(it);
+        return;
+    }
+    if (it->second.tracker == 0) it->second.tracker = tid;
+}
+
+void Groups::call_host(pmix_group_operation_t op, const std::string &id,
+                       const std::vector<pmix_proc_t> &procs, std::shared_ptr<HostArgs> args,
+                       std::function<void(pmix_status_t, wire::InfoArray)> done) {
+    args->procs = procs;
+    auto grp = std::make_shared<std::string>(id);
+    call_host_info(
+        [this, op, grp, args](pmix_info_cbfunc_t cb, void *cbdata) {
+            return host_->group(op, grp->data(), args->procs.data(), args->procs.size(),
+                                args->info_data(), args->info_size(), cb, cbdata);
+        },
+        [grp, args, done = std::move(done)](pmix_status_t st, wire::InfoArray results) {
+            done(st, std::move(results));
+        });
+}
+
+std::vector<std::uint8_t> Groups::endpoint_data(const Pending &p, const FenceTracker &t) {
+    std::vector<std::uint8_t> stream;
+    std::uint32_t n = 0;
+    for (const auto &k : t.expected_local) {
+        ClientRecord *c = clients_.find_client(k);
+        if (c != nullptr && c->committed) wire::append_record(stream, c->proc, c->remote_blob);
+    }
+    BodyWriter w;
+    w.bytes(stream);
+    for (const auto &[k, cid] : p.local_cids) n += cid != SIZE_MAX ? 1 : 0;
+    w.u32(n);
+    for (const auto &[k, cid] : p.local_cids) {
+        if (cid != SIZE_MAX) w.proc(proc_of(k)).u64(cid);
+    }
+    return w.take();
+}
+
+void Groups::construct_ready(const std::string &id, const FenceTracker &t) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) {
+        collectives_.complete(t.id, PMIX_ERR_NOT_FOUND);
+        return;
+    }
+    Pending &p = it->second;
+    const std::uint64_t tid = t.id;
+    if (t.contributed.empty()) {  // every local participant departed
+        collectives_.complete(tid, PMIX_ERR_LOST_CONNECTION);
+        return;
+    }
+    const bool local = collectives_.all_local(p.canonical);
+    // A group of this server's clients needs no host, unless a context id
+    // is wanted and the host can give one (the standard's LOCAL_ONLY rule).
+    if (local && !(p.assign_context_id && host_->group != nullptr)) {
+        collectives_.complete(tid, PMIX_SUCCESS);
+        return;
+    }
+    if (host_->group == nullptr) {
+        log()->warn(
+            "server: group {} has members served elsewhere and the host has no group "
+            "upcall",
+            id);
+        collectives_.complete(tid, PMIX_ERR_NOT_SUPPORTED);
+        return;
+    }
+    auto args = std::make_shared<HostArgs>();
+    for (const auto &i : p.directives ? p.directives->span() : std::span<const pmix_info_t>{}) {
+        if (PMIX_CHECK_KEY(&i, PMIX_GROUP_LOCAL_CID) || PMIX_CHECK_KEY(&i, PMIX_GROUP_ENDPT_DATA) ||
+            PMIX_CHECK_KEY(&i, PMIX_GROUP_ASSIGN_CONTEXT_ID) || PMIX_CHECK_KEY(&i, PMIX_TIMEOUT))
+            continue;
+        args->add_copy(i);
+    }
+    if (p.assign_context_id) args->add_bool(PMIX_GROUP_ASSIGN_CONTEXT_ID, true);
+    if (p.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(p.timeout_s));
+    const pmix_status_t local_status = PMIX_SUCCESS;
+    args->load(PMIX_LOCAL_COLLECTIVE_STATUS, &local_status, PMIX_STATUS);
+    auto endpoint = std::make_shared<std::vector<std::uint8_t>>(endpoint_data(p, t));
+    pmix_byte_object_t bo{reinterpret_cast<char *>(endpoint->data()), endpoint->size()};
+    args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    call_host(PMIX_GROUP_CONSTRUCT, id, p.canonical, args,
+              [this, id, tid](pmix_status_t st, wire::InfoArray results) {
+                  host_results_[id] = std::move(results);
+                  collectives_.complete(tid, st);
+              });
+}
+
+void Groups::construct_finished(const std::string &id, const FenceTracker &t, pmix_status_t status,
+                                const wire::InfoArray &host_results) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) {
+        for (const auto &[k, reply] : t.contributed) send_reply(reply, status_body(status));
+        return;
+    }
+    Pending p = std::move(it->second);
+    pending_.erase(it);
+
+    if (status == PMIX_ERR_TIMEOUT && p.optional && !t.contributed.empty()) {
+        // Optional members that never came: the group forms without them.
+        std::set<ProcKey> late;
+        for (const auto &k : t.expected_local) {
+            if (t.contributed.count(k) == 0) late.insert(k);
+        }
+        p.missing.insert(late.begin(), late.end());
+        if (!late.empty()) failed_[id] = Failed{PMIX_ERR_TIMEOUT, std::move(late)};
+        status = PMIX_SUCCESS;
+    }
+    std::vector<pmix_proc_t> members = p.orders_differ ? p.canonical : p.order;
+    std::erase_if(members, [&](const pmix_proc_t &m) { return p.missing.count(key_of(m)) != 0; });
+    std::optional<std::size_t> context_id;
+    std::map<ProcKey, std::uint64_t> cids;
+    for (const auto &[k, cid] : p.local_cids) {
+        if (cid != SIZE_MAX) cids[k] = cid;
+    }
+    std::vector<std::uint8_t> remote_stream;
+    std::set<ProcKey> from_host;  // in remote_stream
+    if (status == PMIX_SUCCESS) {
+        const auto results = host_results.span();
+        if (const auto *m = find_info(results, PMIX_GROUP_MEMBERSHIP)) {
+            auto procs = events::procs_of(m->value);
+            if (!procs.empty()) members = std::move(procs);  // the host's order wins
+        }
+        if (p.assign_context_id) {
+            if (const auto *c = find_info(results, PMIX_GROUP_CONTEXT_ID)) {
+                if (auto v = wire::as_uint(c->value)) context_id = static_cast<std::size_t>(*v);
+            }
+            if (!context_id && collectives_.all_local(p.canonical)) {
+                context_id = next_context_id_++;
+            } else if (!context_id) {
+                log()->warn("server: group {} spans servers and the host assigned no context id",
+                            id);
+                status = PMIX_ERR_NOT_SUPPORTED;
+            }
+        }
+        for (const auto &i : results) {
+            if (!PMIX_CHECK_KEY(&i, PMIX_GROUP_ENDPT_DATA) || i.value.type != PMIX_BYTE_OBJECT)
+                continue;
+            const auto &bo = i.value.data.bo;
+            EndpointData e;
+            if (!parse_endpoint({reinterpret_cast<const std::uint8_t *>(bo.bytes), bo.size}, e)) {
+                log()->warn("server: group {}: the host's PMIX_GROUP_ENDPT_DATA is not ours", id);
+                continue;
+            }
+            for (const auto &[proc, cid] : e.cids) cids[key_of(proc)] = cid;
+            std::vector<wire::ModexRecord> records;
+            if (!wire::parse_records(e.stream, records)) continue;
+            for (auto &rec : records) {
+                const ProcKey k = key_of(rec.proc);
+                if (clients_.find_client(k) != nullptr) continue;  // ours: sent as LOCAL blob
+                wire::append_record(remote_stream, rec.proc, rec.blob);
+                from_host.insert(k);
+                remote_.keep_remote(k, std::move(rec.blob));
+            }
+        }
+    }
+    if (status != PMIX_SUCCESS) {
+        std::set<ProcKey> late;
+        for (const auto &k : t.expected_local) {
+            if (t.contributed.count(k) == 0) late.insert(k);
+        }
+        if (!late.empty()) failed_[id] = Failed{status, std::move(late)};
+        log()->warn("server: group {} construct failed: {}", id, PMIx_Error_string(status));
+        for (const auto &[k, reply] : t.contributed) send_reply(reply, status_body(status));
+        return;
+    }
+
+    GroupRecord g{id, members, context_id, p.notify_termination};
+    // The standard: PARTIAL_SUCCESS when optional members did not take part.
+    const pmix_status_t final_status = p.missing.empty() ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+    // The members' committed data this server holds, and the job info of
+    // every member's nspace registered here.
+    std::vector<std::uint8_t> stream = remote_stream;
+    std::set<std::string> nspaces;
+    for (const auto &m : members) nspaces.insert(key_of(m).first);
+    for (const auto &ns : nspaces) {
+        const JobRecord *job = clients_.find_job(ns);
+        if (job == nullptr) continue;
+        for (const auto &[rank, c] : job->clients) {
+            if (c.committed && is_member(g, {ns, rank}))
+                wire::append_record(stream, c.proc, c.local_blob);
+        }
+    }
+    for (const auto &[k, blob] : remote_.remote_blobs()) {
+        // Remote members' data from earlier fences or direct modex (what came
+        // with this construct is in the stream already).
+        if (clients_.find_client(k) == nullptr && is_member(g, k) && from_host.count(k) == 0)
+            wire::append_record(stream, proc_of(k), blob);
+    }
+    std::vector<std::pair<std::string, std::vector<std::uint8_t>>> blobs;
+    for (const auto &ns : nspaces) {
+        auto blob = job_blob_(ns);
+        if (!blob.empty()) blobs.emplace_back(ns, std::move(blob));
+    }
+    wire::InfoArray results;
+    auto id_info = load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING);
+    results.adopt(id_info);
+    auto members_info = procs_info(PMIX_GROUP_MEMBERSHIP, members);
+    results.adopt(members_info);
+    if (context_id) {
+        auto cid_info = load_info(PMIX_GROUP_CONTEXT_ID, &*context_id, PMIX_SIZE);
+        results.adopt(cid_info);
+    }
+    for (const auto &[k, reply] : t.contributed) {
+        BodyWriter w;
+        w.i32(final_status).infos(results.data(), results.size());
+        w.u32(static_cast<std::uint32_t>(cids.size()));
+        for (const auto &[proc, cid] : cids) w.proc(proc_of(proc)).u64(cid);
+        std::uint32_t n = 0;
+        for (const auto &[ns, blob] : blobs) n += ns != k.first ? 1 : 0;
+        w.u32(n);
+        for (const auto &[ns, blob] : blobs) {
+            if (ns != k.first) w.str(ns).bytes(blob);
+        }
+        send_reply(reply, w.bytes(stream).take());
+    }
+    groups_[id] = std::move(g);
+    log()->info("server: group {} constructed ({} members)", id, members.size());
+}
+
+// ---------------------------------------------------------------------------------------------
+// destruct, leave
+
+bool Groups::caller_in(std::map<std::string, GroupRecord>::iterator g, const ProcKey &me,
+                       const PendingReply &reply) const {
+    if (g != groups_.end() && is_member(g->second, me)) return true;
+    send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
+    return false;
+}
+
+void Groups::handle_destruct(Channel &ch, Frame &frame, ClientRecord *client) {
+    BodyReader r(frame.body);
+    std::string id;
+    std::uint32_t timeout = 0;
+    wire::InfoArray info;
+    r.str(id);
+    r.u32(timeout);
+    r.infos(info);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed group_destruct request");
+        return;
+    }
+    const auto reply = PendingReply::to(ch, frame);
+    const ProcKey me = key_of(client->proc);
+    auto g = groups_.find(id);
+    if (!caller_in(g, me, reply)) return;
+    // Every member joins the same collective, named by the membership when
+    // the first one arrived (a member may fail meanwhile: notify_termination).
+    auto [d, fresh] = destructing_.try_emplace(id, g->second.members);
+    if (fresh) std::sort(d->second.begin(), d->second.end(), proc_less);
+    std::vector<pmix_proc_t> members = d->second;
+    auto hooks = std::make_shared<CollectiveHooks>();
+    hooks->ready = [this, id](const FenceTracker &t) { destruct_ready(id, t); };
+    // PMIX_GROUP_NOTIFY_TERMINATION: destruct completes with the survivors.
+    hooks->departed = [this, id](const FenceTracker &, const ProcKey &gone) {
+        auto it = groups_.find(id);
+        if (it == groups_.end() || !it->second.notify_termination) return false;
+        // Announced now: the destruct may complete (and the group go)
+        // before this service hears of the departure itself.
+        auto &members = it->second.members;
+        std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == gone; });
+        raise_member_failed(id, gone, members);
+        return true;
+    };
+    hooks->finished = [this, id](const FenceTracker &t, pmix_status_t st) {
+        destructing_.erase(id);
+        if (st == PMIX_SUCCESS) {
+            groups_.erase(id);
+            log()->info("server: group {} destructed", id);
+        }
+        for (const auto &[k, rep] : t.contributed) send_reply(rep, status_body(st));
+    };
+    collectives_.join("group-destruct|" + id, std::move(members), me, reply, timeout,
+                      std::make_shared<wire::InfoArray>(std::move(info)), hooks);
+}
+
+void Groups::destruct_ready(const std::string &id, const FenceTracker &t) {
+    const std::uint64_t tid = t.id;
+    auto g = groups_.find(id);
+    if (g == groups_.end()) {
+        collectives_.complete(tid, PMIX_ERR_NOT_FOUND);
+        return;
+    }
+    if (collectives_.all_local(g->second.members)) {
+        collectives_.complete(tid, PMIX_SUCCESS);
+        return;
+    }
+    if (host_->group == nullptr) {
+        collectives_.complete(tid, PMIX_ERR_NOT_SUPPORTED);
+        return;
+    }
+    auto args = std::make_shared<HostArgs>();
+    if (t.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(t.timeout_s));
+    const pmix_status_t local_status = PMIX_SUCCESS;
+    args->load(PMIX_LOCAL_COLLECTIVE_STATUS, &local_status, PMIX_STATUS);
+    call_host(PMIX_GROUP_DESTRUCT, id, t.procs, args,
+              [this, tid](pmix_status_t st, wire::InfoArray) { collectives_.complete(tid, st); });
+}
+
+void Groups::handle_leave(Channel &ch, Frame &frame, ClientRecord *client) {
+    BodyReader r(frame.body);
+    std::string id;
+    wire::InfoArray info;
+    r.str(id);
+    r.infos(info);
+    if (!r.finished() || client == nullptr) {
+        ch.close("malformed group_leave request");
+        return;
+    }
+    const auto reply = PendingReply::to(ch, frame);
+    const ProcKey me = key_of(client->proc);
+    auto g = groups_.find(id);
+    if (!caller_in(g, me, reply)) return;
+    auto &members = g->second.members;
+    std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == me; });
+    if (!members.empty() && raise_) {
+        // To the remaining members, from the leaver.
+        std::vector<pmix_info_t> info_out;
+        info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+        info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, members));
+        info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &client->proc, PMIX_PROC));
+        auto ev = events::Event::make(PMIX_GROUP_LEFT, &client->proc, PMIX_RANGE_CUSTOM,
+                                      info_out.data(), info_out.size());
+        for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+        raise_(std::make_shared<const events::Event>(std::move(ev)));
+    }
+    if (members.empty()) groups_.erase(g);
+    log()->info("server: {} left group {}", describe(me), id);
+    send_reply(reply, status_body(PMIX_SUCCESS));
+}
+
+// ---------------------------------------------------------------------------------------------
+// departures, queries, stop
+
+void Groups::raise_member_failed(const std::string &id, const ProcKey &gone,
+                                 const std::vector<pmix_proc_t> &to) {
+    if (!raise_ || to.empty()) return;
+    const pmix_proc_t proc = proc_of(gone);
+    std::vector<pmix_info_t> info_out;
+    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, to));
+    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &proc, PMIX_PROC));
+    // From the SMS (this server library), about the member.
+    auto ev = events::Event::make(PMIX_GROUP_MEMBER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
+                                  info_out.data(), info_out.size());
+    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    raise_(std::make_shared<const events::Event>(std::move(ev)));
+}
+
+void Groups::client_departed(const ProcKey &client, Departure) {
+    std::set<std::string> its_groups;
+    for (auto &[id, g] : groups_) {
+        if (!is_member(g, client)) continue;
+        its_groups.insert(id);
+        if (!g.notify_termination) continue;
+        // Announced to the others, and no longer waited for (destruct).
+        std::erase_if(g.members, [&](const pmix_proc_t &m) { return key_of(m) == client; });
+        raise_member_failed(id, client, g.members);
+    }
+    for (auto &[id, f] : failed_) f.latecomers.erase(client);
+    std::erase_if(failed_, [](const auto &e) { return e.second.latecomers.empty(); });
+    // A group none of whose local members runs any more is forgotten here,
+    // so that its id can name a new group.
+    std::erase_if(groups_, [&](const auto &e) {
+        if (its_groups.count(e.first) == 0) return false;
+        for (const auto &[ns, job] : clients_.jobs()) {
+            for (const auto &[rank, c] : job.clients) {
+                if (c.running() && is_member(e.second, {ns, rank})) return false;
+            }
+        }
+        return true;
+    });
+}
+
+void Groups::job_deregistered(const std::string &) {}
+
+bool Groups::answer_query(std::span<const pmix_info_t> qualifiers, const std::string &key,
+                          HostInfo &out) const {
+    if (key == PMIX_QUERY_NUM_GROUPS) {
+        const std::size_t n = groups_.size();
+        auto i = load_info(key.c_str(), &n, PMIX_SIZE);
+        out.adopt(i);
+        return true;
+    }
+    if (key == PMIX_QUERY_GROUP_NAMES) {
+        std::vector<char *> names;
+        for (const auto &[id, g] : groups_) names.push_back(const_cast<char *>(id.c_str()));
+        pmix_data_array_t darray{PMIX_STRING, names.size(), names.empty() ? nullptr : names.data()};
+        auto i = load_info(key.c_str(), &darray, PMIX_DATA_ARRAY);
+        out.adopt(i);
+        return true;
+    }
+    if (key == PMIX_QUERY_GROUP_MEMBERSHIP) {
+        const auto *q = find_info(qualifiers, PMIX_GROUP_ID);
+        if (q == nullptr || q->value.type != PMIX_STRING || q->value.data.string == nullptr)
+            return false;
+        auto g = groups_.find(q->value.data.string);
+        if (g == groups_.end()) return false;
+        auto i = procs_info(key.c_str(), g->second.members);
+        out.adopt(i);
+        return true;
+    }
+    return false;
+}
+
+void Groups::clear() {
+    groups_.clear();
+    destructing_.clear();
+    pending_.clear();
+    host_results_.clear();
+    failed_.clear();
+}
+
+}  // namespace pmixpp::server

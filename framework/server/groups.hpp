@@ -1,0 +1,133 @@
+// Groups: PMIx process groups on the server side (docs/groups.md). Owns the
+// groups this server's clients belong to (id, members in group-rank order,
+// context id) and the constructs under way; handles group_construct,
+// group_destruct and group_leave. Construct and destruct are collectives on
+// the Collectives service's tracker (CollectiveTracker), under a tag of their
+// own ("group-construct|<id>"), so they never mix with a fence or with each
+// other; the host's `group` upcall runs once per server when every local
+// participant arrived and a member is served elsewhere (or a context id is
+// wanted from the host). A departed member fails the collectives waiting for
+// it; a group whose local members are all gone is forgotten. Progress thread only.
+#pragma once
+
+#include <pmix_server.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "event/event.hpp"
+#include "server/client_table.hpp"
+#include "server/collectives.hpp"
+#include "server/modex.hpp"
+#include "server/requests.hpp"
+#include "server/upcalls.hpp"
+
+namespace pmixpp::server {
+
+class HostInfo;  // upcall_results.hpp
+
+struct GroupRecord {
+    std::string id;
+    std::vector<pmix_proc_t> members;  // group rank = index
+    std::optional<std::size_t> context_id;
+    // PMIX_GROUP_NOTIFY_TERMINATION: a member that ends without leaving is
+    // announced (PMIX_GROUP_MEMBER_FAILED) and destruct goes on without it.
+    bool notify_termination = false;
+};
+
+class Groups final : public DepartureListener {
+  public:
+    using JobBlobFn = std::function<std::vector<std::uint8_t>(const std::string &nspace)>;
+    // Raises an event from the server library to the local clients in its range.
+    using RaiseFn = std::function<void(std::shared_ptr<const events::Event>)>;
+    Groups(ClientTable &clients, const HostUpcalls &host, RequestTable &requests,
+           CollectiveTracker &collectives, RemoteBlobs &remote, JobBlobFn job_blob, RaiseFn raise);
+
+    // PMIX_QUERY_NUM_GROUPS, _GROUP_NAMES, _GROUP_MEMBERSHIP (query.cpp); false: not a group key.
+    bool answer_query(std::span<const pmix_info_t> qualifiers, const std::string &key,
+                      HostInfo &out) const;
+    // Server stop: everything goes, nobody is answered.
+    void clear();
+
+    void client_departed(const ProcKey &client, Departure why) override;
+    void job_deregistered(const std::string &nspace) override;
+
+    // The live groups (tests, queries).
+    const std::map<std::string, GroupRecord> &groups() const { return groups_; }
+    // PMIX_ERR_BAD_PARAM when `id` cannot name a new group here: empty,
+    // longer than PMIX_MAX_NSLEN, a registered nspace or a live group.
+    pmix_status_t check_new_id(const std::string &id) const;
+
+  private:
+    // A construct under way, by group id.
+    struct Pending {
+        std::uint64_t tracker = 0;
+        std::vector<pmix_proc_t> canonical;  // sorted, wildcards of known jobs expanded
+        std::vector<pmix_proc_t> order;      // the first local caller's, expanded
+        bool orders_differ = false;
+        bool assign_context_id = false;
+        bool optional = false;            // PMIX_GROUP_OPTIONAL
+        bool notify_termination = false;  // PMIX_GROUP_NOTIFY_TERMINATION
+        std::set<ProcKey> missing;        // optional members that departed or never came
+        std::uint32_t timeout_s = 0;
+        std::map<ProcKey, std::size_t> local_cids;    // PMIX_GROUP_LOCAL_CID per caller
+        std::shared_ptr<wire::InfoArray> directives;  // the first caller's
+    };
+
+    void handle_construct(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    void handle_destruct(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    void handle_leave(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    // Whether `g` is a live group with member `me`; if not, `reply` gets
+    // PMIX_ERR_BAD_PARAM (destruct or leave of a group one is not in).
+    bool caller_in(std::map<std::string, GroupRecord>::iterator g, const ProcKey &me,
+                   const PendingReply &reply) const;
+
+    // Wildcards of jobs registered here with a known size become their
+    // ranks, in order; duplicates go (the first stays).
+    std::vector<pmix_proc_t> expand(const std::vector<pmix_proc_t> &procs) const;
+    void construct_ready(const std::string &id, const FenceTracker &t);
+    void construct_finished(const std::string &id, const FenceTracker &t, pmix_status_t status,
+                            const wire::InfoArray &host_results);
+    void destruct_ready(const std::string &id, const FenceTracker &t);
+    // The `group` upcall; `done` runs on the progress thread with its answer.
+    void call_host(pmix_group_operation_t op, const std::string &id,
+                   const std::vector<pmix_proc_t> &procs, std::shared_ptr<HostArgs> args,
+                   std::function<void(pmix_status_t, wire::InfoArray)> done);
+    // This server's share of the members' data for the host
+    // (PMIX_GROUP_ENDPT_DATA): the committed REMOTE blobs of the local
+    // members and their PMIX_GROUP_LOCAL_CIDs.
+    std::vector<std::uint8_t> endpoint_data(const Pending &p, const FenceTracker &t);
+    // PMIX_GROUP_MEMBER_FAILED about `gone` to `to` (the other members).
+    void raise_member_failed(const std::string &id, const ProcKey &gone,
+                             const std::vector<pmix_proc_t> &to);
+
+    ClientTable &clients_;
+    const HostUpcalls &host_;
+    CollectiveTracker &collectives_;
+    RemoteBlobs &remote_;
+    JobBlobFn job_blob_;
+    RaiseFn raise_;
+    std::map<std::string, GroupRecord> groups_;
+    std::map<std::string, Pending> pending_;
+    // Destructs under way: the (sorted) members their collective is over.
+    std::map<std::string, std::vector<pmix_proc_t>> destructing_;
+    // Results of a host upcall kept until the construct's finished hook runs.
+    std::map<std::string, wire::InfoArray> host_results_;
+    // A construct that failed (timeout, lost member): the local participants
+    // that had not arrived get its status when they do, once each.
+    struct Failed {
+        pmix_status_t status = PMIX_ERR_TIMEOUT;
+        std::set<ProcKey> latecomers;
+    };
+    std::map<std::string, Failed> failed_;
+    std::size_t next_context_id_ = 1;
+};
+
+}  // namespace pmixpp::server
