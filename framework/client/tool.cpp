@@ -23,6 +23,7 @@
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
 #include "wire/codec.hpp"
+#include "wire/rendezvous.hpp"
 
 namespace pmixpp::client {
 
@@ -51,6 +52,19 @@ std::string bare_uri(const std::string &s) {
     return s;
 }
 
+std::string dir_or_tmp(const std::optional<std::string> &given) {
+    if (given) return *given;
+    if (const char *e = std::getenv("TMPDIR"); e != nullptr && *e != '\0') return e;
+    return "/tmp";
+}
+
+// The rendezvous file at `path` when its server runs.
+std::optional<wire::Rendezvous> live_file(const std::string &path) {
+    auto r = wire::read_rendezvous(path);
+    if (!r || !wire::process_alive(r->pid)) return std::nullopt;
+    return r;
+}
+
 std::vector<std::string> split_commas(const std::string &s) {
     std::vector<std::string> out;
     std::size_t start = 0;
@@ -73,6 +87,11 @@ struct ToolOptions {
     std::optional<std::string> server_uri;
     std::optional<std::string> tcp_uri;
     std::optional<pid_t> server_pid;
+    std::optional<std::string> server_nspace;
+    bool to_system = false;
+    bool system_first = false;
+    std::optional<std::string> server_tmpdir;
+    std::optional<std::string> system_tmpdir;
     std::uint32_t max_retries = 0;
     std::uint32_t retry_delay_s = 1;
 };
@@ -126,17 +145,17 @@ std::optional<Failure> parse_options(std::span<const pmix_info_t> info, ToolOpti
             if (!n) return bad("a number of seconds");
             o.retry_delay_s = static_cast<std::uint32_t>(std::min<std::uint64_t>(*n, 3600));
         } else if (is(PMIX_SERVER_NSPACE)) {
-            return Failure{PMIX_ERR_NOT_SUPPORTED,
-                           "PMIX_SERVER_NSPACE: finding a server by namespace is not supported "
-                           "(use PMIX_SERVER_PIDINFO or PMIX_SERVER_URI)"};
+            auto s = info_string(i);
+            if (!s || s->empty() || s->size() > PMIX_MAX_NSLEN) return bad("a namespace");
+            o.server_nspace = *s;
         } else if (is(PMIX_CONNECT_TO_SYSTEM)) {
-            if (info_true(i))
-                return Failure{PMIX_ERR_NOT_SUPPORTED,
-                               "PMIX_CONNECT_TO_SYSTEM: pmixpp servers are never system servers"};
-        } else if (is(PMIX_CONNECT_SYSTEM_FIRST) || is(PMIX_SERVER_TMPDIR) ||
-                   is(PMIX_SYSTEM_TMPDIR)) {
-            // SYSTEM_FIRST: there is no system server, so the chain goes on
-            // silently (standard). The tmpdirs steer the rendezvous search.
+            o.to_system = info_true(i);
+        } else if (is(PMIX_CONNECT_SYSTEM_FIRST)) {
+            o.system_first = info_true(i);
+        } else if (is(PMIX_SERVER_TMPDIR) || is(PMIX_SYSTEM_TMPDIR)) {
+            auto s = info_string(i);
+            if (!s || s->empty()) return bad("a directory");
+            (is(PMIX_SERVER_TMPDIR) ? o.server_tmpdir : o.system_tmpdir) = *s;
         } else if (PMIX_INFO_IS_REQUIRED(&i)) {
             return Failure{PMIX_ERR_NOT_SUPPORTED,
                            fmt::format("required attribute {} is not supported", i.key)};
@@ -191,46 +210,61 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
         return store.status().code();
     }
 
-    // The candidates, by the standard's precedence; `insist`: the caller named
-    // this server, so its failure is the answer (no fall-through).
-    auto rendezvous = [&](bool by_pid) {
-        std::vector<std::string> uris;
-        for (auto *m : transports.value()->modules()) {
-            auto found = m->find_servers(info);
-            if (!found) continue;
-            for (auto &u : found.value()) uris.push_back(std::move(u));
-        }
-        (void)by_pid;
-        return uris;
-    };
+    // The candidates, by the standard's precedence (docs/tools.md, "How a
+    // tool finds its server"); `insist`: the caller named this server, so its
+    // failure is the answer (no fall-through).
+    const std::string system_file =
+        dir_or_tmp(opt.system_tmpdir) + "/" + wire::system_rendezvous_name();
+    const std::string session_dir = dir_or_tmp(opt.server_tmpdir);
     std::vector<std::string> uris;
     std::string source;
     bool insist = true;
+    auto use = [&](const wire::Rendezvous &r, std::string what) {
+        uris = r.uris;
+        source = fmt::format("{} ({}, server {} pid {})", what, r.path, r.nspace, r.pid);
+    };
     auto discover = [&]() -> std::optional<Failure> {
         uris.clear();
+        insist = true;
         if (opt.attachment_file) {
-            source = "attachment file " + *opt.attachment_file;
-            std::ifstream in(*opt.attachment_file);
-            if (!in) return Failure{PMIX_ERR_NOT_FOUND, "cannot read " + source};
-            std::string line;
-            while (std::getline(in, line)) {
-                if (!line.empty() && line.back() == '\r') line.pop_back();
-                if (!line.empty()) uris.push_back(bare_uri(line));
-            }
-            if (uris.empty()) return Failure{PMIX_ERR_NOT_FOUND, source + " holds no URI"};
+            auto r = wire::read_rendezvous(*opt.attachment_file);
+            if (!r)
+                return Failure{PMIX_ERR_NOT_FOUND,
+                               "cannot read a server URI from the attachment "
+                               "file " +
+                                   *opt.attachment_file};
+            use(*r, "the attachment file");
         } else if (opt.server_uri || opt.tcp_uri) {
             uris.push_back(opt.server_uri ? *opt.server_uri : *opt.tcp_uri);
             source = "PMIX_SERVER_URI " + uris.back();
-        } else if (opt.server_pid) {
-            source = fmt::format("the rendezvous file of server pid {}", *opt.server_pid);
-            uris = rendezvous(true);
-            if (uris.empty())
+        } else if (opt.server_pid || opt.server_nspace) {
+            const std::string tag =
+                opt.server_pid ? std::to_string(*opt.server_pid) : *opt.server_nspace;
+            auto matches = [&](const wire::Rendezvous &r) {
+                return opt.server_pid ? r.pid == *opt.server_pid : r.nspace == *opt.server_nspace;
+            };
+            auto r = live_file(session_dir + "/" + wire::session_rendezvous_name(tag));
+            if (!r || !matches(*r)) r = live_file(system_file);
+            if (!r || !matches(*r))
                 return Failure{PMIX_ERR_NOT_FOUND,
-                               fmt::format("no rendezvous file of a PMIx server with pid {} "
-                                           "(the server needs PMIX_SERVER_TOOL_SUPPORT and a "
-                                           "TCP listener; searched PMIX_SERVER_TMPDIR, $TMPDIR, "
-                                           "/tmp)",
-                                           *opt.server_pid)};
+                               fmt::format("no live PMIx server with {} {} on this node (no "
+                                           "rendezvous file {}/{} nor a matching {}; the server "
+                                           "needs PMIX_SERVER_TOOL_SUPPORT, _SESSION_SUPPORT or "
+                                           "_SYSTEM_SUPPORT)",
+                                           opt.server_pid ? "pid" : "namespace", tag, session_dir,
+                                           wire::session_rendezvous_name(tag), system_file)};
+            use(*r, opt.server_pid ? "the rendezvous file of server pid " + tag
+                                   : "the rendezvous file of server namespace " + tag);
+        } else if (opt.to_system) {
+            auto r = live_file(system_file);
+            if (!r)
+                return Failure{PMIX_ERR_UNREACH,
+                               "PMIX_CONNECT_TO_SYSTEM: no system server on this node (no live "
+                               "rendezvous file " +
+                                   system_file + ")"};
+            use(*r, "the system server");
+        } else if (auto r = opt.system_first ? live_file(system_file) : std::nullopt) {
+            use(*r, "the system server (PMIX_CONNECT_SYSTEM_FIRST)");
         } else if (const char *all = std::getenv("PMIXPP_SERVER_URIS"); all && *all) {
             uris = split_commas(all);
             source = "PMIXPP_SERVER_URIS";
@@ -242,16 +276,33 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
                     break;
                 }
             }
-            if (uris.empty()) {
-                insist = false;
-                source = "the rendezvous files";
-                uris = rendezvous(false);
-                if (uris.empty())
-                    return Failure{PMIX_ERR_UNREACH,
-                                   "no PMIx server found: no PMIX_SERVER_URI* in the environment "
-                                   "and no rendezvous file (give PMIX_SERVER_URI or "
-                                   "PMIX_SERVER_PIDINFO)"};
+            if (!uris.empty()) return std::nullopt;
+            // No direction: the system server, then the one session server.
+            if (auto sys = live_file(system_file)) {
+                use(*sys, "the system server");
+                return std::nullopt;
             }
+            auto servers = wire::list_session_servers(session_dir);
+            if (servers.empty())
+                return Failure{PMIX_ERR_UNREACH,
+                               "no PMIx server found: no PMIX_SERVER_URI* in the environment, no "
+                               "system server (" +
+                                   system_file +
+                                   ") and no session server's "
+                                   "rendezvous file in " +
+                                   session_dir + " (give PMIX_SERVER_URI or PMIX_SERVER_PIDINFO)"};
+            if (servers.size() > 1) {
+                std::string names;
+                for (const auto &r : servers)
+                    names += fmt::format("{}pid {} (namespace {})", names.empty() ? "" : ", ",
+                                         r.pid, r.nspace);
+                return Failure{PMIX_ERR_BAD_PARAM,
+                               fmt::format("{} session servers on this node and no "
+                                           "PMIX_SERVER_PIDINFO or PMIX_SERVER_NSPACE to choose "
+                                           "one: {}",
+                                           servers.size(), names)};
+            }
+            use(servers.front(), "the only session server");
         }
         return std::nullopt;
     };
@@ -284,7 +335,6 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
                   fmt::format("cannot connect to {}: {}", source, r.status().message())};
         // A server that answered and refused: retrying will not change its mind.
         if (result.status != PMIX_ERR_UNREACH && result.status != PMIX_ERR_TIMEOUT) break;
-        if (!insist) break;  // no delayed connection for the rendezvous search (standard)
     }
     if (!connected) {
         engine.release();

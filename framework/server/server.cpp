@@ -123,12 +123,21 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
                            "server: no transport opened a listener (modules: " + names + ")");
     }
     configure_tools(info);  // tool.cpp
+    {
+        std::vector<std::string> uris;
+        for (const auto &[prio, uri] : uris_) uris.push_back(uri);
+        if (auto st = rendezvous_.write(info, self_, uris); !st.ok()) {
+            stop();
+            return st;
+        }
+    }
     active_ = true;
     return mca::Status::success();
 }
 
 void Server::stop() {
     active_ = false;
+    rendezvous_.remove();
     for (auto &[ns, job] : clients_.jobs()) {
         if (job.fence_shm) job.fence_shm->break_with(PMIX_ERR_LOST_CONNECTION);
         for (auto &w : job.shm_waiters) {

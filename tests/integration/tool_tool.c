@@ -219,8 +219,10 @@ static int errors_mode(void) {
     PMIX_INFO_DESTRUCT(&info[0]);
 
     PMIX_INFO_LOAD(&info[0], PMIX_CONNECT_TO_SYSTEM, &yes, PMIX_BOOL);
-    expect_init("system server", info, 1, PMIX_ERR_NOT_SUPPORTED);
+    PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, "/nonexistent-pmixpp-dir", PMIX_STRING);
+    expect_init("no system server", info, 2, PMIX_ERR_UNREACH);
     PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
 
     if (PMIx_tool_finalize() != PMIX_ERR_INIT) fail("finalize after failed inits", PMIX_ERROR);
     /* PMIX_TOOL_CONNECT_OPTIONAL: no server, so it goes on unconnected. */
