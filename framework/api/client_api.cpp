@@ -26,6 +26,10 @@ bool client_up() {
 bool server_up() {
     return pmixpp::runtime::init_count(Face::server) > 0;
 }
+// A tool reads data of the jobs its server knows (docs/tools.md).
+bool tool_up() {
+    return pmixpp::runtime::init_count(Face::tool) > 0;
+}
 
 bool key_ok(const char *key) {
     return key != nullptr && strnlen(key, PMIX_MAX_KEYLEN + 1) <= PMIX_MAX_KEYLEN;
@@ -155,7 +159,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
 
 PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const pmix_key_t key,
                                    const pmix_info_t info[], size_t ninfo, pmix_value_t **val) {
-    if (!client_up() && !server_up()) return PMIX_ERR_INIT;
+    if (!client_up() && !server_up() && !tool_up()) return PMIX_ERR_INIT;
     if (val == nullptr || (key != nullptr && !key_ok(key))) return PMIX_ERR_BAD_PARAM;
     auto &client = Client::instance();
     const GetDirectives d = GetDirectives::from(info, ninfo);
@@ -214,7 +218,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const pmix_key_t key
 PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const pmix_key_t key,
                                       const pmix_info_t info[], size_t ninfo,
                                       pmix_value_cbfunc_t cbfunc, void *cbdata) {
-    if (!client_up() && !server_up()) return PMIX_ERR_INIT;
+    if (!client_up() && !server_up() && !tool_up()) return PMIX_ERR_INIT;
     if (cbfunc == nullptr || (key != nullptr && !key_ok(key))) return PMIX_ERR_BAD_PARAM;
     auto &client = Client::instance();
     const GetDirectives d = GetDirectives::from(info, ninfo);

@@ -350,7 +350,8 @@ std::optional<std::vector<std::pair<std::string, std::vector<pmix_rank_t>>>> job
 bool resolve_up() {
     using pmixpp::runtime::Face;
     return pmixpp::runtime::init_count(Face::client) > 0 ||
-           pmixpp::runtime::init_count(Face::server) > 0;
+           pmixpp::runtime::init_count(Face::server) > 0 ||
+           pmixpp::runtime::init_count(Face::tool) > 0;
 }
 
 }  // namespace
