@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -29,6 +30,8 @@ namespace pmixpp::client {
 
 using runtime::ProgressEngine;
 using wire::BodyReader;
+using wire::Channel;
+using wire::Frame;
 
 namespace {
 
@@ -168,48 +171,12 @@ std::optional<Failure> parse_options(std::span<const pmix_info_t> info, ToolOpti
     return std::nullopt;
 }
 
-}  // namespace
-
-pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *proc) {
-    ToolOptions opt;
-    if (auto f = parse_options(info, opt)) {
-        log()->error("PMIx_tool_init: {}", f->message);
-        return f->status;
-    }
-    pmix_proc_t requested{};
-    requested.rank = PMIX_RANK_UNDEF;
-    if (opt.nspace) {
-        std::memcpy(requested.nspace, opt.nspace->data(), opt.nspace->size());
-        requested.rank = opt.rank.value_or(0);
-    }
-    auto &engine = ProgressEngine::instance();
-    auto standalone = [&]() -> pmix_status_t {
-        if (auto st = engine.acquire(); !st.ok()) {
-            log()->error("PMIx_tool_init: {}", st.message());
-            return st.code();
-        }
-        {
-            std::unique_lock lock(view_mutex_);
-            self_ = requested;
-            self_hosted_ = false;
-        }
-        engine.post([requested] { events::ProcessEvents::instance().set_self(requested); });
-        if (proc != nullptr) *proc = requested;
-        return PMIX_SUCCESS;
-    };
-    if (opt.do_not_connect) return standalone();
-
-    auto transports = ptl_base::Transports::acquire();
-    if (!transports) {
-        log()->error("PMIx_tool_init: {}", transports.status().message());
-        return transports.status().code();
-    }
-    auto store = gds_base::Datastore::acquire();
-    if (!store) {
-        log()->error("PMIx_tool_init: {}", store.status().message());
-        return store.status().code();
-    }
-
+// Finds the server `opt` directs to and handshakes with it as `requested`
+// (caller's thread; blocks). nullopt: connected (`out`, `assigned`).
+std::optional<Failure> reach_server(const ToolOptions &opt, std::span<const pmix_info_t> info,
+                                    const pmix_proc_t &requested,
+                                    const ptl_base::Transports &transports, Handshaken &out,
+                                    pmix_proc_t &assigned) {
     // The candidates, by the standard's precedence (docs/tools.md, "How a
     // tool finds its server"); `insist`: the caller named this server, so its
     // failure is the answer (no fall-through).
@@ -307,18 +274,12 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
         return std::nullopt;
     };
 
-    if (auto st = engine.acquire(); !st.ok()) {
-        log()->error("PMIx_tool_init: {}", st.message());
-        return st.code();
-    }
-    pmix_proc_t assigned{};
     HandshakeRequest request;
     request.body = handshake_body(wire::Role::tool, requested, "", info);
     request.read_payload = [&assigned](BodyReader &r) { return r.proc(assigned); };
-    std::optional<Handshaken> connected;
     Failure result{PMIX_ERR_UNREACH, ""};
     const std::uint32_t attempts = opt.max_retries + 1;
-    for (std::uint32_t n = 0; n < attempts && !connected; ++n) {
+    for (std::uint32_t n = 0; n < attempts; ++n) {
         if (n > 0) std::this_thread::sleep_for(std::chrono::seconds(opt.retry_delay_s));
         if (auto f = discover()) {
             result = *f;
@@ -326,16 +287,70 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
         }
         request.uris = uris;
         request.search = insist ? Search::first_server : Search::until_accepted;
-        auto r = handshake(*transports.value(), request);
+        auto r = handshake(transports, request);
         if (r) {
-            connected = std::move(r).value();
-            break;
+            out = std::move(r).value();
+            return std::nullopt;
         }
         result = {r.status().code(),
                   fmt::format("cannot connect to {}: {}", source, r.status().message())};
         // A server that answered and refused: retrying will not change its mind.
         if (result.status != PMIX_ERR_UNREACH && result.status != PMIX_ERR_TIMEOUT) break;
     }
+    return result;
+}
+
+}  // namespace
+
+pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *proc) {
+    ToolOptions opt;
+    if (auto f = parse_options(info, opt)) {
+        log()->error("PMIx_tool_init: {}", f->message);
+        return f->status;
+    }
+    pmix_proc_t requested{};
+    requested.rank = PMIX_RANK_UNDEF;
+    if (opt.nspace) {
+        std::memcpy(requested.nspace, opt.nspace->data(), opt.nspace->size());
+        requested.rank = opt.rank.value_or(0);
+    }
+    auto &engine = ProgressEngine::instance();
+    auto standalone = [&]() -> pmix_status_t {
+        if (auto st = engine.acquire(); !st.ok()) {
+            log()->error("PMIx_tool_init: {}", st.message());
+            return st.code();
+        }
+        {
+            std::unique_lock lock(view_mutex_);
+            self_ = requested;
+            self_hosted_ = false;
+        }
+        engine.post([requested] { events::ProcessEvents::instance().set_self(requested); });
+        if (proc != nullptr) *proc = requested;
+        return PMIX_SUCCESS;
+    };
+    if (opt.do_not_connect) return standalone();
+
+    auto transports = ptl_base::Transports::acquire();
+    if (!transports) {
+        log()->error("PMIx_tool_init: {}", transports.status().message());
+        return transports.status().code();
+    }
+    auto store = gds_base::Datastore::acquire();
+    if (!store) {
+        log()->error("PMIx_tool_init: {}", store.status().message());
+        return store.status().code();
+    }
+
+    if (auto st = engine.acquire(); !st.ok()) {
+        log()->error("PMIx_tool_init: {}", st.message());
+        return st.code();
+    }
+    pmix_proc_t assigned{};
+    std::optional<Handshaken> connected{Handshaken{}};
+    auto failed = reach_server(opt, info, requested, *transports.value(), *connected, assigned);
+    if (failed) connected.reset();
+    const Failure result = failed.value_or(Failure{PMIX_SUCCESS, ""});
     if (!connected) {
         engine.release();
         if (opt.connect_optional) {
@@ -357,6 +372,134 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
     engine.post([me] { events::ProcessEvents::instance().set_self(me); });
     if (proc != nullptr) *proc = me;
     return PMIX_SUCCESS;
+}
+
+namespace {
+
+bool same_proc(const pmix_proc_t &a, const pmix_proc_t &b) {
+    return a.rank == b.rank && std::strncmp(a.nspace, b.nspace, PMIX_MAX_NSLEN) == 0;
+}
+
+}  // namespace
+
+pmix_status_t Client::tool_attach(std::span<const pmix_info_t> info, pmix_proc_t *myproc,
+                                  pmix_proc_t *server) {
+    ToolOptions opt;
+    if (auto f = parse_options(info, opt)) {
+        log()->error("PMIx_tool_attach_to_server: {}", f->message);
+        return f->status;
+    }
+    bool primary = false;
+    for (const auto &i : info) {
+        if (PMIX_CHECK_KEY(&i, PMIX_PRIMARY_SERVER)) primary = info_true(i);
+    }
+    auto transports = ptl_base::Transports::acquire();
+    if (!transports) return transports.status().code();
+    // The tool keeps its identity: the next server is asked for the same one.
+    pmix_proc_t requested = self();
+    if (strnlen(requested.nspace, PMIX_MAX_NSLEN) == 0) requested.rank = PMIX_RANK_UNDEF;
+    Handshaken link;
+    pmix_proc_t assigned{};
+    if (auto f = reach_server(opt, info, requested, *transports.value(), link, assigned)) {
+        log()->error("PMIx_tool_attach_to_server: {} ({})", f->message,
+                     PMIx_Error_string(f->status));
+        return f->status;
+    }
+    const pmix_proc_t srv = link.server;
+    if (!connected()) {
+        // An unconnected tool: this server becomes its only one.
+        auto store = gds_base::Datastore::acquire();
+        if (!store) return store.status().code();
+        adopt(std::move(link), transports.value(), "PMIx_tool_attach_to_server");
+        {
+            std::unique_lock lock(view_mutex_);
+            store_ = store.value();
+            self_ = assigned;
+        }
+        ProgressEngine::instance().post(
+            [assigned] { events::ProcessEvents::instance().set_self(assigned); });
+    } else {
+        auto handover = std::make_shared<Handshaken>(std::move(link));
+        pmix_status_t rc = PMIX_SUCCESS;
+        ProgressEngine::instance().run_sync([&] {
+            auto ch = Channel::open(
+                std::move(handover->connection),
+                [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
+                [this](Channel &c, const std::string &why) { on_close(c, why); });
+            if (!ch) {
+                rc = PMIX_ERR_UNREACH;
+                return;
+            }
+            others_.emplace_back(srv, ch);
+            for (auto &f : handover->early) on_frame(*ch, std::move(f));
+        });
+        if (rc != PMIX_SUCCESS) return rc;
+        if (primary) tool_set_server(srv);
+    }
+    if (myproc != nullptr) *myproc = assigned;
+    if (server != nullptr) *server = srv;
+    return PMIX_SUCCESS;
+}
+
+std::vector<pmix_proc_t> Client::tool_servers() {
+    std::vector<pmix_proc_t> out;
+    if (!connected()) return out;
+    ProgressEngine::instance().run_sync([&] {
+        if (channel_ && channel_->is_open()) out.push_back(server_);
+        for (const auto &[srv, ch] : others_) out.push_back(srv);
+    });
+    return out;
+}
+
+pmix_status_t Client::tool_set_server(const pmix_proc_t &server) {
+    if (!connected()) return PMIX_ERR_UNREACH;
+    pmix_status_t rc = PMIX_ERR_NOT_FOUND;
+    ProgressEngine::instance().run_sync([&] {
+        if (channel_ && channel_->is_open() && same_proc(server_, server)) {
+            rc = PMIX_SUCCESS;
+            return;
+        }
+        auto it = std::find_if(others_.begin(), others_.end(),
+                               [&](const auto &o) { return same_proc(o.first, server); });
+        if (it == others_.end()) return;
+        auto next = std::move(*it);
+        others_.erase(it);
+        if (channel_ && channel_->is_open()) others_.emplace_back(server_, channel_);
+        server_ = next.first;
+        channel_ = std::move(next.second);
+        lost_ = false;
+        rc = PMIX_SUCCESS;
+    });
+    return rc;
+}
+
+pmix_status_t Client::tool_disconnect(const pmix_proc_t &server) {
+    if (!connected()) return PMIX_ERR_UNREACH;
+    pmix_status_t rc = PMIX_ERR_NOT_FOUND;
+    ProgressEngine::instance().run_sync([&] {
+        std::shared_ptr<Channel> gone;
+        if (channel_ && same_proc(server_, server)) {
+            // The current server: the next one (if any) takes its place.
+            gone = std::move(channel_);
+            channel_.reset();
+            if (!others_.empty()) {
+                server_ = others_.front().first;
+                channel_ = std::move(others_.front().second);
+                others_.erase(others_.begin());
+            } else {
+                lost_ = true;  // requests now fail with PMIX_ERR_LOST_CONNECTION
+            }
+        } else {
+            auto it = std::find_if(others_.begin(), others_.end(),
+                                   [&](const auto &o) { return same_proc(o.first, server); });
+            if (it == others_.end()) return;
+            gone = std::move(it->second);
+            others_.erase(it);
+        }
+        gone->close("disconnected by the tool");  // its pending requests fail (on_close)
+        rc = PMIX_SUCCESS;
+    });
+    return rc;
 }
 
 pmix_status_t Client::tool_finalize() {
@@ -397,6 +540,57 @@ PMIX_EXPORT pmix_status_t PMIx_tool_finalize(void) {
     if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
     if (pmixpp::runtime::drop_init(Face::tool) > 0) return PMIX_SUCCESS;
     return client.tool_finalize();
+}
+
+}  // extern "C"
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t *myproc, pmix_proc_t *server,
+                                                     pmix_info_t info[], size_t ninfo) {
+    auto &client = pmixpp::client::Client::instance();
+    if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
+    if (info == nullptr && ninfo > 0) return PMIX_ERR_BAD_PARAM;
+    std::lock_guard lock(client.init_mutex());
+    return client.tool_attach({info, info == nullptr ? 0 : ninfo}, myproc, server);
+}
+
+// The 4.0 form: connect to that server and make it the current one.
+PMIX_EXPORT pmix_status_t PMIx_tool_connect_to_server(pmix_proc_t *proc, pmix_info_t info[],
+                                                      size_t ninfo) {
+    pmix_proc_t server;
+    pmix_status_t rc = PMIx_tool_attach_to_server(proc, &server, info, ninfo);
+    if (rc != PMIX_SUCCESS) return rc;
+    return pmixpp::client::Client::instance().tool_set_server(server);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_get_servers(pmix_proc_t *servers[], size_t *nservers) {
+    if (servers != nullptr) *servers = nullptr;
+    if (nservers != nullptr) *nservers = 0;
+    if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
+    if (servers == nullptr || nservers == nullptr) return PMIX_ERR_BAD_PARAM;
+    auto list = pmixpp::client::Client::instance().tool_servers();
+    if (list.empty()) return PMIX_SUCCESS;
+    auto *out = static_cast<pmix_proc_t *>(std::calloc(list.size(), sizeof(pmix_proc_t)));
+    if (out == nullptr) return PMIX_ERR_NOMEM;
+    std::memcpy(out, list.data(), list.size() * sizeof(pmix_proc_t));
+    *servers = out;  // the caller frees it (PMIX_PROC_FREE)
+    *nservers = list.size();
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_set_server(const pmix_proc_t *server, pmix_info_t info[],
+                                               size_t ninfo) {
+    (void)info, (void)ninfo;
+    if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
+    if (server == nullptr) return PMIX_ERR_BAD_PARAM;
+    return pmixpp::client::Client::instance().tool_set_server(*server);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_disconnect(const pmix_proc_t *server) {
+    if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
+    if (server == nullptr) return PMIX_ERR_BAD_PARAM;
+    return pmixpp::client::Client::instance().tool_disconnect(*server);
 }
 
 }  // extern "C"

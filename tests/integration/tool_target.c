@@ -4,7 +4,8 @@
  *   tool_target PROGRAM [ARGS...]
  * Every rank puts "tt.rank" = 10 * rank + 7, commits and fences. Rank 0 then
  * runs PROGRAM with ARGS, "%PID%" replaced by pmixrun's pid and "%NS%" by the
- * job's namespace, with every PMIX_* variable but PMIX_MCA_* removed (the
+ * job's namespace, a leading '@' removed (escaping them for a nested
+ * tool_target), with every PMIX_* variable but PMIX_MCA_* removed (the
  * program is not part of the job), and waits (at most 60 s) for it to exit 0.
  * A final fence, then "target ok rank N" per rank. */
 #include <pmix.h>
@@ -51,6 +52,8 @@ static pid_t start(char **argv, int argc, const char *nspace) {
             args[i] = pid;
         } else if (strcmp(argv[i], "%NS%") == 0) {
             args[i] = (char *)nspace;
+        } else if (argv[i][0] == '@') {
+            args[i] = argv[i] + 1; /* one level of escaping, for a nested tool_target */
         } else {
             args[i] = argv[i];
         }
