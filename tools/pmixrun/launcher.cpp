@@ -1,6 +1,7 @@
 #include "launcher.hpp"
 #include "events.hpp"
 #include "job_services.hpp"
+#include "tools.hpp"
 
 #include <signal.h>
 #include <spawn.h>
@@ -331,6 +332,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
                 if (job.nspace == nspace) ++job.running;
             }
             job_services_started(proc, pid);
+            tools_proc_started(proc, pid, paths[a]);  // tools.hpp: the proc table
         }
     }
     nspace_out = nspace;
@@ -386,6 +388,7 @@ int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &t
                 raise_proc_terminated(proc.nspace, proc.rank, code, WIFSIGNALED(st));
             }
             proc_ended(proc, code, WIFSIGNALED(st));
+            tools_proc_ended(proc.nspace, proc.rank, code, WIFSIGNALED(st));
             if (code != 0 && !aborted && !terminated) {
                 if (WIFSIGNALED(st)) {
                     std::fprintf(stderr, "pmixrun: %s rank %u (pid %d) killed by signal %d\n",
