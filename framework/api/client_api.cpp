@@ -77,7 +77,10 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
         return PMIX_SUCCESS;
     }
     pmix_status_t rc = client.init({info, info == nullptr ? 0 : ninfo}, proc);
-    if (rc == PMIX_SUCCESS) pmixpp::runtime::add_init(Face::client);
+    if (rc == PMIX_SUCCESS) {
+        pmixpp::runtime::add_init(Face::client);
+        pmixpp::client::stop_in_init_if_asked(client.self());  // debug.cpp
+    }
     return rc;
 }
 

@@ -48,6 +48,9 @@ struct GetDirectives {
     static GetDirectives from(const pmix_info_t *info, std::size_t ninfo);
 };
 
+// PMIX_DEBUG_STOP_IN_INIT: waits in PMIx_Init for PMIX_DEBUGGER_RELEASE (debug.cpp).
+void stop_in_init_if_asked(const pmix_proc_t &me);
+
 class Client {
   public:
     static Client &instance();

@@ -210,6 +210,10 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
     add_info(info, PMIX_NODE_LIST, host.c_str(), PMIX_STRING);
     add_info(info, PMIX_PROC_MAP, proc_map, PMIX_STRING);
     add_info(info, PMIX_JOBID, nspace, PMIX_STRING);
+    if (spec.stop_in_init) {  // the clients wait in PMIx_Init for PMIX_DEBUGGER_RELEASE
+        bool yes = true;
+        add_info(info, PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
+    }
     if (spec.spawned) {
         bool yes = true;
         add_info(info, PMIX_SPAWNED, &yes, PMIX_BOOL);
@@ -498,6 +502,8 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
             spec.notify.completion = on;
         } else if (PMIX_CHECK_KEY(&i, PMIX_EVENT_SILENT_TERMINATION)) {
             spec.notify.silent = on;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_IN_INIT)) {
+            spec.stop_in_init = on;
         }
     }
     // Nobody to tell without a requester.

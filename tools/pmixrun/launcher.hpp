@@ -45,6 +45,8 @@ struct JobSpec {
     bool spawned = false;  // started by PMIx_Spawn of `parent`
     pmix_proc_t parent{};
     JobNotify notify;  // only for a spawned job
+    bool stop_in_init =
+        false;  // PMIX_DEBUG_STOP_IN_INIT: registered for the clients (docs/tools.md)
 };
 
 // done(status, nspace): the outcome of a queued spawn, called once.

@@ -93,6 +93,11 @@ bool answer(const std::string &key, const std::string &ns, pmix_info_t &out) {
         PMIX_INFO_LOAD(&out, key.c_str(), list.c_str(), PMIX_STRING);
         return true;
     }
+    if (key == PMIX_QUERY_DEBUG_SUPPORT) {
+        // The debugger attributes pmixrun acts on (spawn_upcall).
+        PMIX_INFO_LOAD(&out, key.c_str(), PMIX_DEBUG_STOP_IN_INIT, PMIX_STRING);
+        return true;
+    }
     auto job = g_table.find(ns);
     if (job == g_table.end()) return false;
     if (key == PMIX_QUERY_JOB_STATUS) {
