@@ -89,6 +89,19 @@ def expect_tool(case, args, status, nspace_prefix=None):
     return err
 
 
+def servers_seen(*args):
+    """PMIX_QUERY_AVAIL_SERVERS through a connected tool: 'ns*' for a system server."""
+    r = subprocess.run([TOOL, "servers", *args], capture_output=True, text=True, env=env,
+                       timeout=60)
+    for line in r.stdout.splitlines():
+        if line.startswith("rdv_tool servers "):
+            parts = line.split()
+            if parts[2] != name("PMIX_SUCCESS"):
+                fail("PMIX_QUERY_AVAIL_SERVERS: %s" % line)
+            return parts[3].split(",") if len(parts) > 3 else []
+    fail("no servers line from %s: %r %r" % (args, r.stdout, r.stderr))
+
+
 def parse(path):
     keys, uris = {}, []
     with open(path) as f:
@@ -164,6 +177,9 @@ expect_tool("attachment_file_bare_uri", ["file=" + user_file], "SUCCESS", "sessC
 expect_tool("by_uri", ["uri=" + parse(SYSFILE)[1][0]], "SUCCESS", "sysA.tool.")
 expect_tool("unknown_nspace", ["nspace=nobody", *DIRS], "PMIX_ERR_NOT_FOUND")
 ok("connection_rules")
+if servers_seen(*DIRS) != ["sysA*", "sessC"]:
+    fail("PMIX_QUERY_AVAIL_SERVERS: %r" % servers_seen(*DIRS))
+ok("avail_servers")
 
 # 5. The system server finalizes: its file goes; TO_SYSTEM fails even though
 #    a session server exists; no direction and SYSTEM_FIRST reach the session server.
@@ -195,6 +211,8 @@ expect_tool("dead_skipped", [*DIRS], "SUCCESS", "sessC.tool.")
 with open(SYSFILE, "w") as f:  # as a killed system server leaves it
     f.write("pmixpp-rendezvous=1\nnspace=ghost\nrank=0\npid=%d\nuri=usock://@nobody\n" % sessD.server_pid)
 expect_tool("dead_system_skipped", [*DIRS], "SUCCESS", "sessC.tool.")
+if servers_seen(*DIRS) != ["sessC"]:
+    fail("PMIX_QUERY_AVAIL_SERVERS lists dead servers: %r" % servers_seen(*DIRS))
 sysE, _ = start_host("sys", "nspace=sysE", *DIRS)
 if parse(SYSFILE)[0].get("pid") != str(sysE.server_pid):
     fail("the stale system file was not replaced")
