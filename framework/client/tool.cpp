@@ -529,7 +529,28 @@ PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], 
         return PMIX_ERR_NOT_SUPPORTED;
     }
     if (info == nullptr && ninfo > 0) return PMIX_ERR_BAD_PARAM;
-    const pmix_status_t rc = client.tool_init({info, info == nullptr ? 0 : ninfo}, proc);
+    const std::span<const pmix_info_t> given(info, info == nullptr ? 0 : ninfo);
+    // A tool a launcher started as a process of a job (PMIX_NAMESPACE and
+    // PMIX_RANK in its environment) is also that job's member: it connects
+    // as that rank, like PMIx_Init, unless it names its identity or its
+    // server (docs/tools.md, "Identity").
+    auto named = [&] {
+        for (const char *key :
+             {PMIX_TOOL_NSPACE, PMIX_TOOL_DO_NOT_CONNECT, PMIX_SERVER_URI, PMIX_TCP_URI,
+              PMIX_SERVER_PIDINFO, PMIX_SERVER_NSPACE, PMIX_TOOL_ATTACHMENT_FILE,
+              PMIX_CONNECT_TO_SYSTEM, PMIX_CONNECT_SYSTEM_FIRST}) {
+            for (const auto &i : given) {
+                if (PMIX_CHECK_KEY(&i, key)) return true;
+            }
+        }
+        return false;
+    };
+    const char *job = std::getenv("PMIX_NAMESPACE");
+    const char *rank = std::getenv("PMIX_RANK");
+    const pmix_status_t rc =
+        job != nullptr && *job != '\0' && rank != nullptr && *rank != '\0' && !named()
+            ? client.init(given, proc)
+            : client.tool_init(given, proc);
     if (rc == PMIX_SUCCESS) pmixpp::runtime::add_init(Face::tool);
     return rc;
 }
