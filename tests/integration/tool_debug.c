@@ -2,13 +2,16 @@
  * launches an application stopped in PMIx_Init and releases it
  * (docs/tools.md, "Debuggers"):
  *
- *   tool_debug PMIXRUN_PID JOB_NSPACE DEBUGGEE
+ *   tool_debug PMIXRUN_PID JOB_NSPACE DEBUGGEE DAEMON
  * Asks PMIX_QUERY_DEBUG_SUPPORT; spawns 2 DEBUGGEE with
  * PMIX_DEBUG_STOP_IN_INIT and PMIX_NOTIFY_COMPLETION; waits (bounded) for
  * PMIX_READY_FOR_DEBUG from both; checks in the proc table that both still
- * run; prints "tool_debug releasing"; sends PMIX_DEBUGGER_RELEASE to the job
+ * run; spawns 2 DAEMON (PMIX_DEBUG_TARGET the job, PMIX_DEBUG_DAEMONS_PER_NODE
+ * 2), which print the target's proc table size, and waits for their job end;
+ * prints "tool_debug releasing"; sends PMIX_DEBUGGER_RELEASE to the job
  * (custom range: its namespace); waits (bounded) for PMIX_EVENT_JOB_END of
- * the job. Prints "tool_debug ok". */
+ * the job; both job ends carry the PMIX_EVENT_RETURN_OBJECT the handler was
+ * registered with. Prints "tool_debug ok". */
 #include <pmix_tool.h>
 
 #include <pthread.h>
@@ -21,8 +24,9 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pmix_proc_t ready[16];
-static int nready = 0, job_ended = 0;
-static char ended_ns[PMIX_MAX_NSLEN + 1];
+static int nready = 0, nended = 0, returned = 0;
+static char ended_ns[8][PMIX_MAX_NSLEN + 1];
+static int marker; /* PMIX_EVENT_RETURN_OBJECT of the job-end handler */
 
 static void fail(const char *what, pmix_status_t rc) {
     printf("tool_debug FAILED: %s: %s\n", what, PMIx_Error_string(rc));
@@ -37,15 +41,18 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
     pthread_mutex_lock(&lock);
     if (status == PMIX_READY_FOR_DEBUG && source != NULL && nready < 16) {
         ready[nready++] = *source;
-    } else if (status == PMIX_EVENT_JOB_END) {
+    } else if (status == PMIX_EVENT_JOB_END && nended < 8) {
+        char *ns = ended_ns[nended++];
+        ns[0] = '\0';
         for (size_t i = 0; i < ninfo; ++i) {
             if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) &&
                 info[i].value.type == PMIX_PROC)
-                snprintf(ended_ns, sizeof ended_ns, "%s", info[i].value.data.proc->nspace);
+                snprintf(ns, PMIX_MAX_NSLEN + 1, "%s", info[i].value.data.proc->nspace);
+            if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_RETURN_OBJECT) &&
+                info[i].value.data.ptr == &marker)
+                returned++;
         }
-        if (ended_ns[0] == '\0' && source != NULL)
-            snprintf(ended_ns, sizeof ended_ns, "%s", source->nspace);
-        job_ended = 1;
+        if (ns[0] == '\0' && source != NULL) snprintf(ns, PMIX_MAX_NSLEN + 1, "%s", source->nspace);
     }
     pthread_cond_broadcast(&cond);
     pthread_mutex_unlock(&lock);
@@ -72,12 +79,14 @@ static int wait_until(int (*cond_fn)(const char *), const char *ns, int want) {
 }
 
 static int ended(const char *ns) {
-    return job_ended && (ns == NULL || ended_ns[0] == '\0' || strcmp(ended_ns, ns) == 0);
+    int c = 0;
+    for (int i = 0; i < nended; ++i) c += strcmp(ended_ns[i], ns) == 0;
+    return c;
 }
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (argc != 4) return 2;
+    if (argc != 5) return 2;
     pmix_info_t info[2];
     PMIX_INFO_CONSTRUCT(&info[0]);
     pid_t pid = (pid_t)atoi(argv[1]);
@@ -102,9 +111,15 @@ int main(int argc, char **argv) {
         fail("debug support lacks PMIX_DEBUG_STOP_IN_INIT", PMIX_ERROR);
     PMIX_INFO_FREE(results, nresults);
 
-    pmix_status_t codes[2] = {PMIX_READY_FOR_DEBUG, PMIX_EVENT_JOB_END};
-    rc = PMIx_Register_event_handler(codes, 2, NULL, 0, on_event, NULL, NULL);
+    pmix_status_t code = PMIX_READY_FOR_DEBUG;
+    rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_event, NULL, NULL);
     if (rc < 0) fail("PMIx_Register_event_handler", rc);
+    code = PMIX_EVENT_JOB_END;
+    PMIX_INFO_CONSTRUCT(&info[0]);
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_RETURN_OBJECT, &marker, PMIX_POINTER);
+    rc = PMIx_Register_event_handler(&code, 1, info, 1, on_event, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    if (rc < 0) fail("PMIx_Register_event_handler JOB_END", rc);
 
     pmix_app_t app;
     PMIX_APP_CONSTRUCT(&app);
@@ -146,9 +161,27 @@ int main(int argc, char **argv) {
             fail("a stopped process ended", PMIX_ERROR);
     PMIX_INFO_FREE(results, nresults);
 
-    printf("tool_debug releasing %s\n", child);
+    /* Two debugger daemons next to the stopped job (PMIX_DEBUG_TARGET). */
     pmix_proc_t target;
     PMIX_LOAD_PROCID(&target, child, PMIX_RANK_WILDCARD);
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup(argv[4]);
+    PMIX_ARGV_APPEND(rc, app.argv, argv[4]);
+    app.maxprocs = 1;
+    uint16_t per_node = 2;
+    pmix_info_t dinfo[3];
+    for (int i = 0; i < 3; ++i) PMIX_INFO_CONSTRUCT(&dinfo[i]);
+    PMIX_INFO_LOAD(&dinfo[0], PMIX_DEBUG_TARGET, &target, PMIX_PROC);
+    PMIX_INFO_LOAD(&dinfo[1], PMIX_DEBUG_DAEMONS_PER_NODE, &per_node, PMIX_UINT16);
+    PMIX_INFO_LOAD(&dinfo[2], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    pmix_nspace_t daemons;
+    rc = PMIx_Spawn(dinfo, 3, &app, 1, daemons);
+    for (int i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&dinfo[i]);
+    PMIX_APP_DESTRUCT(&app);
+    if (rc != PMIX_SUCCESS) fail("PMIx_Spawn of the daemons", rc);
+    if (!wait_until(ended, daemons, 1)) fail("the daemons' PMIX_EVENT_JOB_END", PMIX_ERR_TIMEOUT);
+
+    printf("tool_debug releasing %s\n", child);
     pmix_data_array_t range = {PMIX_PROC, 1, &target};
     PMIX_INFO_CONSTRUCT(&info[0]);
     PMIX_INFO_LOAD(&info[0], PMIX_EVENT_CUSTOM_RANGE, &range, PMIX_DATA_ARRAY);
@@ -157,6 +190,10 @@ int main(int argc, char **argv) {
     if (rc != PMIX_SUCCESS) fail("PMIx_Notify_event PMIX_DEBUGGER_RELEASE", rc);
     if (!wait_until(ended, child, 1))
         fail("PMIX_EVENT_JOB_END of the released job", PMIX_ERR_TIMEOUT);
+    pthread_mutex_lock(&lock);
+    const int got_returned = returned;
+    pthread_mutex_unlock(&lock);
+    if (got_returned != 2) fail("PMIX_EVENT_RETURN_OBJECT with both job ends", PMIX_ERROR);
     PMIx_tool_finalize();
     printf("tool_debug ok\n");
     return 0;

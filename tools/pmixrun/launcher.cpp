@@ -210,6 +210,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
     add_info(info, PMIX_NODE_LIST, host.c_str(), PMIX_STRING);
     add_info(info, PMIX_PROC_MAP, proc_map, PMIX_STRING);
     add_info(info, PMIX_JOBID, nspace, PMIX_STRING);
+    if (spec.has_debug_target) add_info(info, PMIX_DEBUG_TARGET, &spec.debug_target, PMIX_PROC);
     if (spec.stop_in_init) {  // the clients wait in PMIx_Init for PMIX_DEBUGGER_RELEASE
         bool yes = true;
         add_info(info, PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
@@ -504,6 +505,15 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
             spec.notify.silent = on;
         } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_IN_INIT)) {
             spec.stop_in_init = on;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_TARGET) && i.value.type == PMIX_PROC &&
+                   i.value.data.proc != nullptr) {
+            spec.has_debug_target = true;
+            spec.debug_target = *i.value.data.proc;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_DAEMONS_PER_NODE)) {
+            if (i.value.type == PMIX_UINT16) spec.daemons_per_node = i.value.data.uint16;
+            if (i.value.type == PMIX_UINT32) spec.daemons_per_node = i.value.data.uint32;
+            if (spec.daemons_per_node == 0 || spec.daemons_per_node > 1024)
+                return PMIX_ERR_BAD_PARAM;
         }
     }
     // Nobody to tell without a requester.
@@ -527,6 +537,11 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
         }
         app.nprocs = static_cast<std::uint32_t>(in.maxprocs);
         spec.apps.push_back(std::move(app));
+    }
+    // Debugger daemons: that many per node, and pmixrun has one node.
+    if (spec.daemons_per_node > 0) {
+        if (spec.apps.size() != 1) return PMIX_ERR_BAD_PARAM;
+        spec.apps.front().nprocs = spec.daemons_per_node;
     }
     launcher->queue_spawn(
         std::move(spec), [cbfunc, cbdata](pmix_status_t rc, const std::string &ns) {
