@@ -119,6 +119,35 @@ int main(int argc, char **argv) {
         fail("namespace info of one nspace", PMIX_ERROR);
     PMIX_INFO_FREE(results, nresults);
 
+    /* Memory usage of the job (pmixrun's upcall), averaged. */
+    {
+        pmix_query_t mq;
+        PMIX_QUERY_CONSTRUCT(&mq);
+        PMIX_ARGV_APPEND(rc, mq.keys, PMIX_QUERY_MEMORY_USAGE);
+        PMIX_INFO_CREATE(mq.qualifiers, 3);
+        mq.nqual = 3;
+        bool yes = true;
+        PMIX_INFO_LOAD(&mq.qualifiers[0], PMIX_NSPACE, ns, PMIX_STRING);
+        PMIX_INFO_LOAD(&mq.qualifiers[1], PMIX_QUERY_REPORT_AVG, &yes, PMIX_BOOL);
+        PMIX_INFO_LOAD(&mq.qualifiers[2], PMIX_QUERY_LOCAL_ONLY, &yes, PMIX_BOOL);
+        rc = PMIx_Query_info(&mq, 1, &results, &nresults);
+        PMIX_QUERY_DESTRUCT(&mq);
+        if (rc != PMIX_SUCCESS) fail("PMIX_QUERY_MEMORY_USAGE", rc);
+        const pmix_data_array_t *d = results[0].value.data.darray;
+        const pmix_info_t *mem =
+            find((const pmix_info_t *)d->array, d->size, PMIX_QUERY_MEMORY_USAGE);
+        if (mem == NULL || mem->value.type != PMIX_DATA_ARRAY) fail("memory answer", PMIX_ERROR);
+        const pmix_data_array_t *f = mem->value.data.darray;
+        const pmix_info_t *dm = find((const pmix_info_t *)f->array, f->size, PMIX_DAEMON_MEMORY);
+        const pmix_info_t *cm =
+            find((const pmix_info_t *)f->array, f->size, PMIX_CLIENT_AVG_MEMORY);
+        if (dm == NULL || cm == NULL || dm->value.type != PMIX_FLOAT ||
+            cm->value.type != PMIX_FLOAT || !(dm->value.data.fval > 0) ||
+            !(cm->value.data.fval > 0))
+            fail("daemon / client memory", PMIX_ERROR);
+        PMIX_INFO_FREE(results, nresults);
+    }
+
     const char *mixed[] = {PMIX_QUERY_NAMESPACES, "pmixpp.test.nobody.knows"};
     rc = ask(mixed, 2, NULL, &results, &nresults, &a, &n);
     if (rc != PMIX_ERR_PARTIAL_SUCCESS || n != 1 || find(a, n, PMIX_QUERY_NAMESPACES) == NULL)

@@ -6,7 +6,10 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <string>
 
@@ -69,6 +72,16 @@ pmix_proc_state_t state_of(const ProcRecord &r) {
     return r.code == 0 ? PMIX_PROC_STATE_TERMINATED : PMIX_PROC_STATE_TERM_NON_ZERO;
 }
 
+// VmRSS of /proc/<pid>/status in megabytes.
+std::optional<double> resident_mb(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("VmRSS:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+    }
+    return std::nullopt;
+}
+
 const char *qualifier_nspace(const pmix_query_t &q) {
     for (size_t i = 0; q.qualifiers != nullptr && i < q.nqual; ++i) {
         const pmix_info_t &x = q.qualifiers[i];
@@ -96,6 +109,39 @@ bool answer(const std::string &key, const std::string &ns, pmix_info_t &out) {
     if (key == PMIX_QUERY_DEBUG_SUPPORT) {
         // The debugger attributes pmixrun acts on (spawn_upcall).
         PMIX_INFO_LOAD(&out, key.c_str(), PMIX_DEBUG_STOP_IN_INIT, PMIX_STRING);
+        return true;
+    }
+    if (key == PMIX_QUERY_MEMORY_USAGE) {
+        // pmixrun's resident memory and the average of the running processes
+        // (of the job named, else of all jobs), in megabytes. Every process is
+        // local, so PMIX_QUERY_LOCAL_ONLY changes nothing, and the average is
+        // what is reported (PMIX_QUERY_REPORT_AVG).
+        double sum = 0;
+        std::size_t count = 0;
+        const bool one = g_table.count(ns) != 0;
+        for (const auto &[job_ns, ranks] : g_table) {
+            if (one && job_ns != ns) continue;
+            for (const auto &[rank, r] : ranks) {
+                if (r.ended) continue;
+                if (auto mb = resident_mb(r.pid)) {
+                    sum += *mb;
+                    ++count;
+                }
+            }
+        }
+        const auto self = resident_mb(getpid());
+        if (!self || count == 0) return false;
+        float daemon = static_cast<float>(*self);
+        float avg = static_cast<float>(sum / static_cast<double>(count));
+        pmix_info_t fields[2];
+        PMIX_INFO_CONSTRUCT(&fields[0]);
+        PMIX_INFO_CONSTRUCT(&fields[1]);
+        PMIX_INFO_LOAD(&fields[0], PMIX_DAEMON_MEMORY, &daemon, PMIX_FLOAT);
+        PMIX_INFO_LOAD(&fields[1], PMIX_CLIENT_AVG_MEMORY, &avg, PMIX_FLOAT);
+        pmix_data_array_t darray{PMIX_INFO, 2, fields};
+        PMIX_INFO_LOAD(&out, key.c_str(), &darray, PMIX_DATA_ARRAY);  // copies
+        PMIX_INFO_DESTRUCT(&fields[0]);
+        PMIX_INFO_DESTRUCT(&fields[1]);
         return true;
     }
     auto job = g_table.find(ns);
