@@ -80,7 +80,8 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc != 4) return 2;
     const char *ns = argv[2];
-    char *target_base = basename(strdup(argv[3]));
+    char *target_copy = strdup(argv[3]);
+    const char *target_base = basename(target_copy);
     pmix_info_t info;
     PMIX_INFO_CONSTRUCT(&info);
     pid_t pid = (pid_t)atoi(argv[1]);
@@ -188,6 +189,7 @@ int main(int argc, char **argv) {
     }
     if (!done) fail("the child never showed as terminated", PMIX_ERR_TIMEOUT);
     if ((rc = PMIx_tool_finalize()) != PMIX_SUCCESS) fail("PMIx_tool_finalize", rc);
+    free(target_copy);
     printf("tool_query ok\n");
     return 0;
 }
