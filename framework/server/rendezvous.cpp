@@ -78,6 +78,8 @@ mca::Status RendezvousFiles::write(std::span<const pmix_info_t> info, const pmix
     }
     if (session) {
         const std::string dir = tmpdir(info, PMIX_SERVER_TMPDIR);
+        if (auto n = wire::remove_stale_session_files(dir))
+            log()->info("server: removed {} rendezvous file(s) of dead servers in {}", n, dir);
         for (const std::string &tag : {std::to_string(r.pid), r.nspace}) {
             if (tag.find('/') != std::string::npos) continue;  // not a file name
             const std::string path = dir + "/" + wire::session_rendezvous_name(tag);

@@ -10,7 +10,7 @@
 //   PMIX_SERVER_SESSION_SUPPORT or
 //   PMIX_SERVER_TOOL_SUPPORT                the pid- and nspace-tagged
 //       session files in the server tmpdir (PMIX_SERVER_TMPDIR, else
-//       $TMPDIR, else /tmp).
+//       $TMPDIR, else /tmp); the session files of dead servers there go.
 // Mode: PMIX_SOCKET_MODE when the host gives it, else 0600. State: the
 // paths it wrote. Progress thread (start/stop).
 #pragma once

@@ -165,6 +165,23 @@ int create_exclusively(const std::string &path, const std::string &text, unsigne
     return 0;
 }
 
+std::size_t remove_stale_session_files(const std::string &dir) {
+    const std::string prefix = session_rendezvous_prefix();
+    std::vector<std::string> stale;
+    DIR *d = ::opendir(dir.c_str());
+    if (d == nullptr) return 0;
+    while (const dirent *entry = ::readdir(d)) {
+        const std::string_view name(entry->d_name);
+        if (!name.starts_with(prefix)) continue;
+        auto r = read_rendezvous(dir + "/" + std::string(name));
+        if (r && r->pid > 0 && !process_alive(r->pid)) stale.emplace_back(name);
+    }
+    ::closedir(d);
+    std::size_t removed = 0;
+    for (const auto &name : stale) removed += ::unlink((dir + "/" + name).c_str()) == 0;
+    return removed;
+}
+
 std::vector<Rendezvous> list_session_servers(const std::string &dir) {
     std::vector<Rendezvous> out;
     const std::string prefix = session_rendezvous_prefix();

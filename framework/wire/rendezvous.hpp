@@ -67,6 +67,11 @@ std::string write_file_atomically(const std::string &path, const std::string &te
 // someone else's file is there).
 int create_exclusively(const std::string &path, const std::string &text, unsigned mode);
 
+// Removes the session files in `dir` (both tags) of servers whose pid no
+// longer runs (killed ones leave theirs). Only files this user may remove go.
+// Returns how many were removed.
+std::size_t remove_stale_session_files(const std::string &dir);
+
 // The session files of live servers in `dir` (pid-tagged files only, so
 // that each server is listed once), sorted by pid. A file whose pid does
 // not run is skipped.

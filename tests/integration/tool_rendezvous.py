@@ -214,10 +214,18 @@ expect_tool("dead_system_skipped", [*DIRS], "SUCCESS", "sessC.tool.")
 if servers_seen(*DIRS) != ["sessC"]:
     fail("PMIX_QUERY_AVAIL_SERVERS lists dead servers: %r" % servers_seen(*DIRS))
 sysE, _ = start_host("sys", "nspace=sysE", *DIRS)
+if not os.path.exists(session_file(str(sessD.server_pid))):
+    fail("a system-only server touched the session directory")
 if parse(SYSFILE)[0].get("pid") != str(sysE.server_pid):
     fail("the stale system file was not replaced")
 expect_tool("replaced_system", ["sys", *DIRS], "SUCCESS", "sysE.tool.")
 stop_host(sysE)
+# A new session server removes the dead one's files (both tags).
+sessF, _ = start_host("session", "nspace=sessF", *DIRS)
+for tag in (str(sessD.server_pid), "sessD"):
+    if os.path.exists(session_file(tag)):
+        fail("the killed server's session file %s is still there" % tag)
+stop_host(sessF)
 ok("dead_servers")
 
 # 8. Retries: the tool waits for a server that starts after it.
