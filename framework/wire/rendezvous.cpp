@@ -173,6 +173,9 @@ std::size_t remove_stale_session_files(const std::string &dir) {
     while (const dirent *entry = ::readdir(d)) {
         const std::string_view name(entry->d_name);
         if (!name.starts_with(prefix)) continue;
+        // Another server's file being written (write_file_atomically) may
+        // still be partial: never judged.
+        if (name.find(".tmp.") != std::string_view::npos) continue;
         auto r = read_rendezvous(dir + "/" + std::string(name));
         if (r && r->pid > 0 && !process_alive(r->pid)) stale.emplace_back(name);
     }
