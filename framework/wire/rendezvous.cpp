@@ -153,16 +153,17 @@ std::string write_file_atomically(const std::string &path, const std::string &te
 }
 
 int create_exclusively(const std::string &path, const std::string &text, unsigned mode) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    // Complete before it appears (a reader never sees it half written), and
+    // only if nothing is there: a temporary file hard-linked to the name.
+    const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return errno;
     const bool ok = write_all(fd, text) && ::fchmod(fd, static_cast<mode_t>(mode)) == 0;
-    const int err = errno;
+    int err = ok ? 0 : (errno != 0 ? errno : EIO);
     ::close(fd);
-    if (!ok) {
-        ::unlink(path.c_str());
-        return err != 0 ? err : EIO;
-    }
-    return 0;
+    if (err == 0 && ::link(temporary.c_str(), path.c_str()) != 0) err = errno;
+    ::unlink(temporary.c_str());
+    return err;
 }
 
 std::size_t remove_stale_session_files(const std::string &dir) {

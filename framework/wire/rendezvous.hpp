@@ -62,9 +62,9 @@ bool process_alive(pid_t pid);
 // `mode`. Empty string on success, else the reason.
 std::string write_file_atomically(const std::string &path, const std::string &text, unsigned mode);
 
-// Creates `path` only if it does not exist (O_EXCL) with `mode`: the
-// system file's "one per node". Returns 0 on success, else errno (EEXIST:
-// someone else's file is there).
+// Creates `path`, complete, only if it does not exist (a temporary file
+// hard-linked to it) with `mode`: the system file's "one per node". Returns 0
+// on success, else errno (EEXIST: someone else's file is there).
 int create_exclusively(const std::string &path, const std::string &text, unsigned mode);
 
 // Removes the session files in `dir` (both tags) of servers whose pid no
