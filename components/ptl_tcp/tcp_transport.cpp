@@ -8,7 +8,6 @@
 #include "pmixpp/mca/info.hpp"
 #include "ptl_socket.hpp"
 #include "tcp_address.hpp"
-#include "tcp_rendezvous.hpp"
 
 namespace pmixpp::ptl_tcp {
 namespace {
@@ -37,10 +36,6 @@ class TcpListener final : public mca::ptl::Listener {
   public:
     TcpListener(UniqueFd fd, std::string uri) : fd_(std::move(fd)), uri_(std::move(uri)) {}
 
-    // The rendezvous file naming this listener; it goes with the last
-    // listener that holds it.
-    void keep(std::shared_ptr<RendezvousFile> file) { rendezvous_ = std::move(file); }
-
     int fd() const override { return fd_.get(); }
     std::string uri() const override { return uri_; }
 
@@ -61,7 +56,6 @@ class TcpListener final : public mca::ptl::Listener {
   private:
     UniqueFd fd_;
     std::string uri_;
-    std::shared_ptr<RendezvousFile> rendezvous_;
 };
 
 Result<std::unique_ptr<TcpListener>> open_listener(SocketAddress address) {
@@ -183,25 +177,8 @@ Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> TcpModule::listen(
         uris.push_back(listener.value()->uri());
         opened.push_back(std::move(listener).value());
     }
-    if (!opened.empty() && mca::info_flag(server_info, PMIX_SERVER_TOOL_SUPPORT).value_or(false)) {
-        auto file = RendezvousFile::write(rendezvous_dirs(server_info).front(), uris);
-        if (!file) return file.status();
-        for (auto &listener : opened) listener->keep(file.value());
-    }
     for (auto &listener : opened) listeners.push_back(std::move(listener));
     return listeners;
-}
-
-Result<std::vector<std::string>> TcpModule::find_servers(std::span<const pmix_info_t> directives) {
-    std::optional<pid_t> pid;
-    if (auto p = mca::info_int(directives, PMIX_SERVER_PIDINFO)) {
-        pid = static_cast<pid_t>(*p);
-    }
-    std::vector<std::string> uris;
-    for (std::string &uri : find_rendezvous(rendezvous_dirs(directives), pid)) {
-        if (handles_uri(uri)) uris.push_back(std::move(uri));
-    }
-    return uris;
 }
 
 Result<std::unique_ptr<mca::ptl::Connection>> TcpModule::connect(

@@ -53,17 +53,10 @@ class TcpModule final : public mca::ptl::Module {
     // At most one listener per family (see ListenPolicy and
     // listen_addresses()); ports from PMIX_TCP_IPV4_PORT / PMIX_TCP_IPV6_PORT,
     // else ptl_tcp_port. PMIX_TCP_IF_INCLUDE replaces ptl_tcp_if_include,
-    // PMIX_TCP_DISABLE_IPV4/6 drop a family. With PMIX_SERVER_TOOL_SUPPORT,
-    // also writes the rendezvous file <server tmpdir>/pmixpp.<host>.tool.<pid>
-    // (tcp_rendezvous.hpp), removed with the last of these listeners.
+    // PMIX_TCP_DISABLE_IPV4/6 drop a family. The rendezvous files that
+    // name these listeners are the server core's (server/rendezvous.hpp).
     mca::Result<std::vector<std::unique_ptr<mca::ptl::Listener>>> listen(
         const mca::ptl::ListenRequest &request) override;
-
-    // The URIs in the rendezvous files of live servers on this host, under
-    // PMIX_SERVER_TMPDIR / PMIX_SYSTEM_TMPDIR of `directives`, $TMPDIR and
-    // /tmp; only the server PMIX_SERVER_PIDINFO when given.
-    mca::Result<std::vector<std::string>> find_servers(
-        std::span<const pmix_info_t> directives) override;
 
     // Non-blocking connect, then poll until connected or `timeout`.
     mca::Result<std::unique_ptr<mca::ptl::Connection>> connect(

@@ -27,6 +27,10 @@ bool client_up() {
 bool server_up() {
     return pmixpp::runtime::init_count(Face::server) > 0;
 }
+// A tool reads data of the jobs its server knows (docs/tools.md).
+bool tool_up() {
+    return pmixpp::runtime::init_count(Face::tool) > 0;
+}
 
 bool key_ok(const char *key) {
     return key != nullptr && strnlen(key, PMIX_MAX_KEYLEN + 1) <= PMIX_MAX_KEYLEN;
@@ -74,7 +78,10 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
         return PMIX_SUCCESS;
     }
     pmix_status_t rc = client.init({info, info == nullptr ? 0 : ninfo}, proc);
-    if (rc == PMIX_SUCCESS) pmixpp::runtime::add_init(Face::client);
+    if (rc == PMIX_SUCCESS) {
+        pmixpp::runtime::add_init(Face::client);
+        pmixpp::client::stop_in_init_if_asked(client.self());  // debug.cpp
+    }
     return rc;
 }
 
@@ -162,7 +169,7 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
 
 PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const pmix_key_t key,
                                    const pmix_info_t info[], size_t ninfo, pmix_value_t **val) {
-    if (!client_up() && !server_up()) return PMIX_ERR_INIT;
+    if (!client_up() && !server_up() && !tool_up()) return PMIX_ERR_INIT;
     if (val == nullptr || (key != nullptr && !key_ok(key))) return PMIX_ERR_BAD_PARAM;
     auto &client = Client::instance();
     const GetDirectives d = GetDirectives::from(info, ninfo);
@@ -226,7 +233,7 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const pmix_key_t key
 PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const pmix_key_t key,
                                       const pmix_info_t info[], size_t ninfo,
                                       pmix_value_cbfunc_t cbfunc, void *cbdata) {
-    if (!client_up() && !server_up()) return PMIX_ERR_INIT;
+    if (!client_up() && !server_up() && !tool_up()) return PMIX_ERR_INIT;
     if (cbfunc == nullptr || (key != nullptr && !key_ok(key))) return PMIX_ERR_BAD_PARAM;
     auto &client = Client::instance();
     const GetDirectives d = GetDirectives::from(info, ninfo);

@@ -237,30 +237,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(char * /*pset_name*/) {
 // ---- Tool --------------------------------------------------------------------------------------
 // PMIx_tool_init / PMIx_tool_finalize: framework/client/tool.cpp.
 // PMIx_IOF_pull / _deregister / _push: framework/client/iof.cpp.
-PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t * /*myproc*/,
-                                                     pmix_proc_t * /*server*/,
-                                                     pmix_info_t * /*info*/, size_t /*ninfo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_tool_connect_to_server(pmix_proc_t * /*proc*/,
-                                                      pmix_info_t * /*info*/, size_t /*ninfo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_tool_disconnect(const pmix_proc_t * /*server*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_tool_get_servers(pmix_proc_t **servers, size_t *nservers) {
-    clear_out(servers);
-    clear_out(nservers);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_tool_set_server(const pmix_proc_t * /*server*/,
-                                               pmix_info_t * /*info*/, size_t /*ninfo*/) {
-    return unavailable();
-}
+// PMIx_tool_attach_to_server, _connect_to_server, _disconnect, _get_servers,
+// _set_server: framework/client/tool.cpp.
 
 }  // extern "C"

@@ -2,6 +2,7 @@
 #include "client/groups.hpp"
 #include "client/request_util.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -329,6 +330,9 @@ pmix_status_t Client::finalize(std::span<const pmix_info_t> info) {
     engine.run_sync([&] {
         if (channel_) channel_->close("finalized");
         channel_.reset();
+        auto others = std::move(others_);
+        others_.clear();
+        for (auto &[server, ch] : others) ch->close("finalized");
         transports_.reset();
     });
     {
@@ -352,6 +356,7 @@ void Client::request(Command command, std::vector<std::uint8_t> body, ReplyHandl
         return;
     }
     pending_[tag] = std::move(handler);
+    pending_on_[tag] = channel_.get();
 }
 
 void Client::on_frame(Channel &, Frame &&frame) {
@@ -371,6 +376,7 @@ void Client::on_frame(Channel &, Frame &&frame) {
     }
     ReplyHandler handler = std::move(it->second);
     pending_.erase(it);
+    pending_on_.erase(frame.tag);
     BodyReader r(frame.body);
     std::int32_t status = PMIX_ERR_UNPACK_FAILURE;
     if (!r.i32(status)) status = PMIX_ERR_UNPACK_FAILURE;
@@ -378,16 +384,41 @@ void Client::on_frame(Channel &, Frame &&frame) {
 }
 
 void Client::on_close(Channel &ch, const std::string &reason) {
-    if (channel_.get() != &ch) return;
+    // Requests sent on it fail, whichever server it was.
+    std::vector<ReplyHandler> failed;
+    for (auto it = pending_on_.begin(); it != pending_on_.end();) {
+        if (it->second != &ch) {
+            ++it;
+            continue;
+        }
+        if (auto p = pending_.find(it->first); p != pending_.end()) {
+            failed.push_back(std::move(p->second));
+            pending_.erase(p);
+        }
+        it = pending_on_.erase(it);
+    }
+    auto fail_all = [&failed] {
+        for (auto &handler : failed) {
+            BodyReader empty({});
+            handler(PMIX_ERR_LOST_CONNECTION, empty);
+        }
+    };
+    if (channel_.get() != &ch) {
+        // One of a tool's other servers (or one it dropped).
+        const auto gone = std::find_if(others_.begin(), others_.end(),
+                                       [&](const auto &o) { return o.second.get() == &ch; });
+        if (gone != others_.end()) {
+            log()->warn("client: lost the connection to server {}:{}: {}", gone->first.nspace,
+                        gone->first.rank, reason);
+            others_.erase(gone);
+        }
+        fail_all();
+        return;
+    }
     if (!finalizing_) log()->warn("client: lost the connection to the server: {}", reason);
     lost_ = true;
     wake_fence_waiters();  // a caller may sleep in its barrier
-    auto pending = std::move(pending_);
-    pending_.clear();
-    for (auto &[tag, handler] : pending) {
-        BodyReader empty({});
-        handler(PMIX_ERR_LOST_CONNECTION, empty);
-    }
+    fail_all();
     if (!finalizing_) raise_lost_connection();
 }
 

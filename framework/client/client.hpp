@@ -48,6 +48,9 @@ struct GetDirectives {
     static GetDirectives from(const pmix_info_t *info, std::size_t ninfo);
 };
 
+// PMIX_DEBUG_STOP_IN_INIT: waits in PMIx_Init for PMIX_DEBUGGER_RELEASE (debug.cpp).
+void stop_in_init_if_asked(const pmix_proc_t &me);
+
 class Client {
   public:
     static Client &instance();
@@ -65,6 +68,15 @@ class Client {
     // its end. Caller's thread, init mutex held.
     pmix_status_t tool_init(std::span<const pmix_info_t> info, pmix_proc_t *proc);
     pmix_status_t tool_finalize();
+    // More than one server (tool.cpp; docs/tools.md, "Several servers"):
+    // connect to another server (it becomes the current one when the tool
+    // had none, or with PMIX_PRIMARY_SERVER), list them, pick the one
+    // requests go to, drop one.
+    pmix_status_t tool_attach(std::span<const pmix_info_t> info, pmix_proc_t *myproc,
+                              pmix_proc_t *server);
+    std::vector<pmix_proc_t> tool_servers();
+    pmix_status_t tool_set_server(const pmix_proc_t &server);
+    pmix_status_t tool_disconnect(const pmix_proc_t &server);
 
     // --- operations ---
     // Whether a datastore is available (a client or server face is up).
@@ -171,6 +183,9 @@ class Client {
     std::shared_ptr<ptl_base::Transports> transports_;
     std::shared_ptr<wire::Channel> channel_;
     std::map<std::uint32_t, ReplyHandler> pending_;
+    std::map<std::uint32_t, wire::Channel *> pending_on_;  // the channel each was sent on
+    // A tool's other servers (not the current one: channel_/server_).
+    std::vector<std::pair<pmix_proc_t, std::shared_ptr<wire::Channel>>> others_;
     std::uint32_t next_tag_ = 1;
     bool finalizing_ = false;
     pmix_proc_t server_{};

@@ -33,6 +33,7 @@
 #include "runtime/std_abi.hpp"
 #include "wire/regex.hpp"
 #include "wire/codec.hpp"
+#include "wire/rendezvous.hpp"
 
 using pmixpp::client::Client;
 using pmixpp::client::post_request;
@@ -100,7 +101,55 @@ void add_string(QueryState &q, const std::string &key, const char *value) {
     q.found.push_back(i);
 }
 
+// PMIX_QUERY_AVAIL_SERVERS: the live servers of this node's rendezvous files
+// (wire/rendezvous.hpp), the system server first; the directories from the
+// qualifiers PMIX_SYSTEM_TMPDIR / PMIX_SERVER_TMPDIR, else $TMPDIR, else /tmp.
+// Each a PMIX_SERVER_INFO_ARRAY: PMIX_NSPACE, PMIX_RANK, PMIX_PROC_PID,
+// PMIX_SERVER_URI (best first), PMIX_SERVER_SYSTEM_SUPPORT.
+bool answer_servers(QueryState &q, const std::string &key) {
+    auto dir = [&](const char *k) -> std::string {
+        for (const auto &i : q.qualifiers.span()) {
+            if (PMIX_CHECK_KEY(&i, k) && i.value.type == PMIX_STRING && i.value.data.string)
+                return i.value.data.string;
+        }
+        const char *t = std::getenv("TMPDIR");
+        return t != nullptr && *t != '\0' ? t : "/tmp";
+    };
+    std::vector<std::pair<pmixpp::wire::Rendezvous, bool>> servers;
+    if (auto sys = pmixpp::wire::read_rendezvous(dir(PMIX_SYSTEM_TMPDIR) + "/" +
+                                                 pmixpp::wire::system_rendezvous_name());
+        sys && pmixpp::wire::process_alive(sys->pid))
+        servers.emplace_back(std::move(*sys), true);
+    for (auto &r : pmixpp::wire::list_session_servers(dir(PMIX_SERVER_TMPDIR))) {
+        if (!servers.empty() && servers.front().first.pid == r.pid) continue;
+        servers.emplace_back(std::move(r), false);
+    }
+    std::vector<pmix_info_t> outer(servers.size());
+    for (std::size_t k = 0; k < servers.size(); ++k) {
+        const auto &[r, system] = servers[k];
+        pmix_info_t inner[5] = {};
+        const pmix_rank_t rank = r.rank;
+        const pid_t pid = r.pid;
+        const bool sys = system;
+        PMIx_Info_load(&inner[0], PMIX_NSPACE, r.nspace.c_str(), PMIX_STRING);
+        PMIx_Info_load(&inner[1], PMIX_RANK, &rank, PMIX_PROC_RANK);
+        PMIx_Info_load(&inner[2], PMIX_PROC_PID, &pid, PMIX_PID);
+        PMIx_Info_load(&inner[3], PMIX_SERVER_URI, r.uris.front().c_str(), PMIX_STRING);
+        PMIx_Info_load(&inner[4], PMIX_SERVER_SYSTEM_SUPPORT, &sys, PMIX_BOOL);
+        pmix_data_array_t arr{PMIX_INFO, 5, inner};
+        PMIx_Info_load(&outer[k], PMIX_SERVER_INFO_ARRAY, &arr, PMIX_DATA_ARRAY);  // copies
+        pmixpp::wire::destruct(PMIX_INFO, inner, 5);
+    }
+    pmix_data_array_t all{PMIX_INFO, outer.size(), outer.empty() ? nullptr : outer.data()};
+    pmix_info_t i{};
+    PMIx_Info_load(&i, key.c_str(), &all, PMIX_DATA_ARRAY);
+    if (!outer.empty()) pmixpp::wire::destruct(PMIX_INFO, outer.data(), outer.size());
+    q.found.push_back(i);
+    return true;
+}
+
 bool answer_locally(QueryState &q, const std::string &key) {
+    if (key == PMIX_QUERY_AVAIL_SERVERS) return answer_servers(q, key);
     if (key != PMIX_JOB_SIZE) return false;
     pmix_proc_t wild{};
     const std::string ns = nspace_of(q);
@@ -350,7 +399,8 @@ std::optional<std::vector<std::pair<std::string, std::vector<pmix_rank_t>>>> job
 bool resolve_up() {
     using pmixpp::runtime::Face;
     return pmixpp::runtime::init_count(Face::client) > 0 ||
-           pmixpp::runtime::init_count(Face::server) > 0;
+           pmixpp::runtime::init_count(Face::server) > 0 ||
+           pmixpp::runtime::init_count(Face::tool) > 0;
 }
 
 }  // namespace

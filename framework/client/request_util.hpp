@@ -22,7 +22,8 @@ namespace pmixpp::client {
 // init; PMIX_ERR_NOT_SUPPORTED in a server process (no server above it).
 inline pmix_status_t request_gate() {
     using runtime::Face;
-    if (runtime::init_count(Face::client) == 0 && runtime::init_count(Face::server) == 0)
+    if (runtime::init_count(Face::client) == 0 && runtime::init_count(Face::server) == 0 &&
+        runtime::init_count(Face::tool) == 0)
         return PMIX_ERR_INIT;
     return Client::instance().connected() ? PMIX_SUCCESS : PMIX_ERR_NOT_SUPPORTED;
 }

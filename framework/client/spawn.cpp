@@ -62,7 +62,8 @@ using SpawnDone = std::function<void(pmix_status_t, std::string)>;
 pmix_status_t start_spawn(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
                           size_t napps, SpawnDone done) {
     if (pmixpp::runtime::init_count(Face::client) == 0 &&
-        pmixpp::runtime::init_count(Face::server) == 0) {
+        pmixpp::runtime::init_count(Face::server) == 0 &&
+        pmixpp::runtime::init_count(Face::tool) == 0) {
         return PMIX_ERR_INIT;
     }
     if (apps == nullptr || napps == 0) return PMIX_ERR_BAD_PARAM;

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -23,11 +24,14 @@
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
 #include "wire/codec.hpp"
+#include "wire/rendezvous.hpp"
 
 namespace pmixpp::client {
 
 using runtime::ProgressEngine;
 using wire::BodyReader;
+using wire::Channel;
+using wire::Frame;
 
 namespace {
 
@@ -49,6 +53,19 @@ std::string bare_uri(const std::string &s) {
     if (semi != std::string::npos && (scheme == std::string::npos || semi < scheme))
         return s.substr(semi + 1);
     return s;
+}
+
+std::string dir_or_tmp(const std::optional<std::string> &given) {
+    if (given) return *given;
+    if (const char *e = std::getenv("TMPDIR"); e != nullptr && *e != '\0') return e;
+    return "/tmp";
+}
+
+// The rendezvous file at `path` when its server runs.
+std::optional<wire::Rendezvous> live_file(const std::string &path) {
+    auto r = wire::read_rendezvous(path);
+    if (!r || !wire::process_alive(r->pid)) return std::nullopt;
+    return r;
 }
 
 std::vector<std::string> split_commas(const std::string &s) {
@@ -73,6 +90,11 @@ struct ToolOptions {
     std::optional<std::string> server_uri;
     std::optional<std::string> tcp_uri;
     std::optional<pid_t> server_pid;
+    std::optional<std::string> server_nspace;
+    bool to_system = false;
+    bool system_first = false;
+    std::optional<std::string> server_tmpdir;
+    std::optional<std::string> system_tmpdir;
     std::uint32_t max_retries = 0;
     std::uint32_t retry_delay_s = 1;
 };
@@ -126,17 +148,17 @@ std::optional<Failure> parse_options(std::span<const pmix_info_t> info, ToolOpti
             if (!n) return bad("a number of seconds");
             o.retry_delay_s = static_cast<std::uint32_t>(std::min<std::uint64_t>(*n, 3600));
         } else if (is(PMIX_SERVER_NSPACE)) {
-            return Failure{PMIX_ERR_NOT_SUPPORTED,
-                           "PMIX_SERVER_NSPACE: finding a server by namespace is not supported "
-                           "(use PMIX_SERVER_PIDINFO or PMIX_SERVER_URI)"};
+            auto s = info_string(i);
+            if (!s || s->empty() || s->size() > PMIX_MAX_NSLEN) return bad("a namespace");
+            o.server_nspace = *s;
         } else if (is(PMIX_CONNECT_TO_SYSTEM)) {
-            if (info_true(i))
-                return Failure{PMIX_ERR_NOT_SUPPORTED,
-                               "PMIX_CONNECT_TO_SYSTEM: pmixpp servers are never system servers"};
-        } else if (is(PMIX_CONNECT_SYSTEM_FIRST) || is(PMIX_SERVER_TMPDIR) ||
-                   is(PMIX_SYSTEM_TMPDIR)) {
-            // SYSTEM_FIRST: there is no system server, so the chain goes on
-            // silently (standard). The tmpdirs steer the rendezvous search.
+            o.to_system = info_true(i);
+        } else if (is(PMIX_CONNECT_SYSTEM_FIRST)) {
+            o.system_first = info_true(i);
+        } else if (is(PMIX_SERVER_TMPDIR) || is(PMIX_SYSTEM_TMPDIR)) {
+            auto s = info_string(i);
+            if (!s || s->empty()) return bad("a directory");
+            (is(PMIX_SERVER_TMPDIR) ? o.server_tmpdir : o.system_tmpdir) = *s;
         } else if (PMIX_INFO_IS_REQUIRED(&i)) {
             return Failure{PMIX_ERR_NOT_SUPPORTED,
                            fmt::format("required attribute {} is not supported", i.key)};
@@ -147,6 +169,135 @@ std::optional<Failure> parse_options(std::span<const pmix_info_t> info, ToolOpti
     if (o.tcp_uri && o.tcp_uri->rfind("tcp", 0) != 0)
         return Failure{PMIX_ERR_BAD_PARAM, "PMIX_TCP_URI " + *o.tcp_uri + " is not a tcp URI"};
     return std::nullopt;
+}
+
+// Finds the server `opt` directs to and handshakes with it as `requested`
+// (caller's thread; blocks). nullopt: connected (`out`, `assigned`).
+std::optional<Failure> reach_server(const ToolOptions &opt, std::span<const pmix_info_t> info,
+                                    const pmix_proc_t &requested,
+                                    const ptl_base::Transports &transports, Handshaken &out,
+                                    pmix_proc_t &assigned) {
+    // The candidates, by the standard's precedence (docs/tools.md, "How a
+    // tool finds its server"); `insist`: the caller named this server, so its
+    // failure is the answer (no fall-through).
+    const std::string system_file =
+        dir_or_tmp(opt.system_tmpdir) + "/" + wire::system_rendezvous_name();
+    const std::string session_dir = dir_or_tmp(opt.server_tmpdir);
+    std::vector<std::string> uris;
+    std::string source;
+    bool insist = true;
+    auto use = [&](const wire::Rendezvous &r, std::string what) {
+        uris = r.uris;
+        source = fmt::format("{} ({}, server {} pid {})", what, r.path, r.nspace, r.pid);
+    };
+    auto discover = [&]() -> std::optional<Failure> {
+        uris.clear();
+        insist = true;
+        if (opt.attachment_file) {
+            auto r = wire::read_rendezvous(*opt.attachment_file);
+            if (!r)
+                return Failure{PMIX_ERR_NOT_FOUND,
+                               "cannot read a server URI from the attachment "
+                               "file " +
+                                   *opt.attachment_file};
+            use(*r, "the attachment file");
+        } else if (opt.server_uri || opt.tcp_uri) {
+            uris.push_back(opt.server_uri ? *opt.server_uri : *opt.tcp_uri);
+            source = "PMIX_SERVER_URI " + uris.back();
+        } else if (opt.server_pid || opt.server_nspace) {
+            const std::string tag =
+                opt.server_pid ? std::to_string(*opt.server_pid) : *opt.server_nspace;
+            auto matches = [&](const wire::Rendezvous &r) {
+                return opt.server_pid ? r.pid == *opt.server_pid : r.nspace == *opt.server_nspace;
+            };
+            auto r = live_file(session_dir + "/" + wire::session_rendezvous_name(tag));
+            if (!r || !matches(*r)) r = live_file(system_file);
+            if (!r || !matches(*r))
+                return Failure{PMIX_ERR_NOT_FOUND,
+                               fmt::format("no live PMIx server with {} {} on this node (no "
+                                           "rendezvous file {}/{} nor a matching {}; the server "
+                                           "needs PMIX_SERVER_TOOL_SUPPORT, _SESSION_SUPPORT or "
+                                           "_SYSTEM_SUPPORT)",
+                                           opt.server_pid ? "pid" : "namespace", tag, session_dir,
+                                           wire::session_rendezvous_name(tag), system_file)};
+            use(*r, opt.server_pid ? "the rendezvous file of server pid " + tag
+                                   : "the rendezvous file of server namespace " + tag);
+        } else if (opt.to_system) {
+            auto r = live_file(system_file);
+            if (!r)
+                return Failure{PMIX_ERR_UNREACH,
+                               "PMIX_CONNECT_TO_SYSTEM: no system server on this node (no live "
+                               "rendezvous file " +
+                                   system_file + ")"};
+            use(*r, "the system server");
+        } else if (auto r = opt.system_first ? live_file(system_file) : std::nullopt) {
+            use(*r, "the system server (PMIX_CONNECT_SYSTEM_FIRST)");
+        } else if (const char *all = std::getenv("PMIXPP_SERVER_URIS"); all && *all) {
+            uris = split_commas(all);
+            source = "PMIXPP_SERVER_URIS";
+        } else {
+            for (const char *name : wire::kServerUriVariables) {
+                if (const char *v = std::getenv(name); v != nullptr && *v != '\0') {
+                    uris.push_back(bare_uri(v));
+                    source = name;
+                    break;
+                }
+            }
+            if (!uris.empty()) return std::nullopt;
+            // No direction: the system server, then the one session server.
+            if (auto sys = live_file(system_file)) {
+                use(*sys, "the system server");
+                return std::nullopt;
+            }
+            auto servers = wire::list_session_servers(session_dir);
+            if (servers.empty())
+                return Failure{PMIX_ERR_UNREACH,
+                               "no PMIx server found: no PMIX_SERVER_URI* in the environment, no "
+                               "system server (" +
+                                   system_file +
+                                   ") and no session server's "
+                                   "rendezvous file in " +
+                                   session_dir + " (give PMIX_SERVER_URI or PMIX_SERVER_PIDINFO)"};
+            if (servers.size() > 1) {
+                std::string names;
+                for (const auto &r : servers)
+                    names += fmt::format("{}pid {} (namespace {})", names.empty() ? "" : ", ",
+                                         r.pid, r.nspace);
+                return Failure{PMIX_ERR_BAD_PARAM,
+                               fmt::format("{} session servers on this node and no "
+                                           "PMIX_SERVER_PIDINFO or PMIX_SERVER_NSPACE to choose "
+                                           "one: {}",
+                                           servers.size(), names)};
+            }
+            use(servers.front(), "the only session server");
+        }
+        return std::nullopt;
+    };
+
+    HandshakeRequest request;
+    request.body = handshake_body(wire::Role::tool, requested, "", info);
+    request.read_payload = [&assigned](BodyReader &r) { return r.proc(assigned); };
+    Failure result{PMIX_ERR_UNREACH, ""};
+    const std::uint32_t attempts = opt.max_retries + 1;
+    for (std::uint32_t n = 0; n < attempts; ++n) {
+        if (n > 0) std::this_thread::sleep_for(std::chrono::seconds(opt.retry_delay_s));
+        if (auto f = discover()) {
+            result = *f;
+            continue;
+        }
+        request.uris = uris;
+        request.search = insist ? Search::first_server : Search::until_accepted;
+        auto r = handshake(transports, request);
+        if (r) {
+            out = std::move(r).value();
+            return std::nullopt;
+        }
+        result = {r.status().code(),
+                  fmt::format("cannot connect to {}: {}", source, r.status().message())};
+        // A server that answered and refused: retrying will not change its mind.
+        if (result.status != PMIX_ERR_UNREACH && result.status != PMIX_ERR_TIMEOUT) break;
+    }
+    return result;
 }
 
 }  // namespace
@@ -191,101 +342,15 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
         return store.status().code();
     }
 
-    // The candidates, by the standard's precedence; `insist`: the caller named
-    // this server, so its failure is the answer (no fall-through).
-    auto rendezvous = [&](bool by_pid) {
-        std::vector<std::string> uris;
-        for (auto *m : transports.value()->modules()) {
-            auto found = m->find_servers(info);
-            if (!found) continue;
-            for (auto &u : found.value()) uris.push_back(std::move(u));
-        }
-        (void)by_pid;
-        return uris;
-    };
-    std::vector<std::string> uris;
-    std::string source;
-    bool insist = true;
-    auto discover = [&]() -> std::optional<Failure> {
-        uris.clear();
-        if (opt.attachment_file) {
-            source = "attachment file " + *opt.attachment_file;
-            std::ifstream in(*opt.attachment_file);
-            if (!in) return Failure{PMIX_ERR_NOT_FOUND, "cannot read " + source};
-            std::string line;
-            while (std::getline(in, line)) {
-                if (!line.empty() && line.back() == '\r') line.pop_back();
-                if (!line.empty()) uris.push_back(bare_uri(line));
-            }
-            if (uris.empty()) return Failure{PMIX_ERR_NOT_FOUND, source + " holds no URI"};
-        } else if (opt.server_uri || opt.tcp_uri) {
-            uris.push_back(opt.server_uri ? *opt.server_uri : *opt.tcp_uri);
-            source = "PMIX_SERVER_URI " + uris.back();
-        } else if (opt.server_pid) {
-            source = fmt::format("the rendezvous file of server pid {}", *opt.server_pid);
-            uris = rendezvous(true);
-            if (uris.empty())
-                return Failure{PMIX_ERR_NOT_FOUND,
-                               fmt::format("no rendezvous file of a PMIx server with pid {} "
-                                           "(the server needs PMIX_SERVER_TOOL_SUPPORT and a "
-                                           "TCP listener; searched PMIX_SERVER_TMPDIR, $TMPDIR, "
-                                           "/tmp)",
-                                           *opt.server_pid)};
-        } else if (const char *all = std::getenv("PMIXPP_SERVER_URIS"); all && *all) {
-            uris = split_commas(all);
-            source = "PMIXPP_SERVER_URIS";
-        } else {
-            for (const char *name : wire::kServerUriVariables) {
-                if (const char *v = std::getenv(name); v != nullptr && *v != '\0') {
-                    uris.push_back(bare_uri(v));
-                    source = name;
-                    break;
-                }
-            }
-            if (uris.empty()) {
-                insist = false;
-                source = "the rendezvous files";
-                uris = rendezvous(false);
-                if (uris.empty())
-                    return Failure{PMIX_ERR_UNREACH,
-                                   "no PMIx server found: no PMIX_SERVER_URI* in the environment "
-                                   "and no rendezvous file (give PMIX_SERVER_URI or "
-                                   "PMIX_SERVER_PIDINFO)"};
-            }
-        }
-        return std::nullopt;
-    };
-
     if (auto st = engine.acquire(); !st.ok()) {
         log()->error("PMIx_tool_init: {}", st.message());
         return st.code();
     }
     pmix_proc_t assigned{};
-    HandshakeRequest request;
-    request.body = handshake_body(wire::Role::tool, requested, "", info);
-    request.read_payload = [&assigned](BodyReader &r) { return r.proc(assigned); };
-    std::optional<Handshaken> connected;
-    Failure result{PMIX_ERR_UNREACH, ""};
-    const std::uint32_t attempts = opt.max_retries + 1;
-    for (std::uint32_t n = 0; n < attempts && !connected; ++n) {
-        if (n > 0) std::this_thread::sleep_for(std::chrono::seconds(opt.retry_delay_s));
-        if (auto f = discover()) {
-            result = *f;
-            continue;
-        }
-        request.uris = uris;
-        request.search = insist ? Search::first_server : Search::until_accepted;
-        auto r = handshake(*transports.value(), request);
-        if (r) {
-            connected = std::move(r).value();
-            break;
-        }
-        result = {r.status().code(),
-                  fmt::format("cannot connect to {}: {}", source, r.status().message())};
-        // A server that answered and refused: retrying will not change its mind.
-        if (result.status != PMIX_ERR_UNREACH && result.status != PMIX_ERR_TIMEOUT) break;
-        if (!insist) break;  // no delayed connection for the rendezvous search (standard)
-    }
+    std::optional<Handshaken> connected{Handshaken{}};
+    auto failed = reach_server(opt, info, requested, *transports.value(), *connected, assigned);
+    if (failed) connected.reset();
+    const Failure result = failed.value_or(Failure{PMIX_SUCCESS, ""});
     if (!connected) {
         engine.release();
         if (opt.connect_optional) {
@@ -307,6 +372,134 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
     engine.post([me] { events::ProcessEvents::instance().set_self(me); });
     if (proc != nullptr) *proc = me;
     return PMIX_SUCCESS;
+}
+
+namespace {
+
+bool same_proc(const pmix_proc_t &a, const pmix_proc_t &b) {
+    return a.rank == b.rank && std::strncmp(a.nspace, b.nspace, PMIX_MAX_NSLEN) == 0;
+}
+
+}  // namespace
+
+pmix_status_t Client::tool_attach(std::span<const pmix_info_t> info, pmix_proc_t *myproc,
+                                  pmix_proc_t *server) {
+    ToolOptions opt;
+    if (auto f = parse_options(info, opt)) {
+        log()->error("PMIx_tool_attach_to_server: {}", f->message);
+        return f->status;
+    }
+    bool primary = false;
+    for (const auto &i : info) {
+        if (PMIX_CHECK_KEY(&i, PMIX_PRIMARY_SERVER)) primary = info_true(i);
+    }
+    auto transports = ptl_base::Transports::acquire();
+    if (!transports) return transports.status().code();
+    // The tool keeps its identity: the next server is asked for the same one.
+    pmix_proc_t requested = self();
+    if (strnlen(requested.nspace, PMIX_MAX_NSLEN) == 0) requested.rank = PMIX_RANK_UNDEF;
+    Handshaken link;
+    pmix_proc_t assigned{};
+    if (auto f = reach_server(opt, info, requested, *transports.value(), link, assigned)) {
+        log()->error("PMIx_tool_attach_to_server: {} ({})", f->message,
+                     PMIx_Error_string(f->status));
+        return f->status;
+    }
+    const pmix_proc_t srv = link.server;
+    if (!connected()) {
+        // An unconnected tool: this server becomes its only one.
+        auto store = gds_base::Datastore::acquire();
+        if (!store) return store.status().code();
+        adopt(std::move(link), transports.value(), "PMIx_tool_attach_to_server");
+        {
+            std::unique_lock lock(view_mutex_);
+            store_ = store.value();
+            self_ = assigned;
+        }
+        ProgressEngine::instance().post(
+            [assigned] { events::ProcessEvents::instance().set_self(assigned); });
+    } else {
+        auto handover = std::make_shared<Handshaken>(std::move(link));
+        pmix_status_t rc = PMIX_SUCCESS;
+        ProgressEngine::instance().run_sync([&] {
+            auto ch = Channel::open(
+                std::move(handover->connection),
+                [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
+                [this](Channel &c, const std::string &why) { on_close(c, why); });
+            if (!ch) {
+                rc = PMIX_ERR_UNREACH;
+                return;
+            }
+            others_.emplace_back(srv, ch);
+            for (auto &f : handover->early) on_frame(*ch, std::move(f));
+        });
+        if (rc != PMIX_SUCCESS) return rc;
+        if (primary) tool_set_server(srv);
+    }
+    if (myproc != nullptr) *myproc = assigned;
+    if (server != nullptr) *server = srv;
+    return PMIX_SUCCESS;
+}
+
+std::vector<pmix_proc_t> Client::tool_servers() {
+    std::vector<pmix_proc_t> out;
+    if (!connected()) return out;
+    ProgressEngine::instance().run_sync([&] {
+        if (channel_ && channel_->is_open()) out.push_back(server_);
+        for (const auto &[srv, ch] : others_) out.push_back(srv);
+    });
+    return out;
+}
+
+pmix_status_t Client::tool_set_server(const pmix_proc_t &server) {
+    if (!connected()) return PMIX_ERR_UNREACH;
+    pmix_status_t rc = PMIX_ERR_NOT_FOUND;
+    ProgressEngine::instance().run_sync([&] {
+        if (channel_ && channel_->is_open() && same_proc(server_, server)) {
+            rc = PMIX_SUCCESS;
+            return;
+        }
+        auto it = std::find_if(others_.begin(), others_.end(),
+                               [&](const auto &o) { return same_proc(o.first, server); });
+        if (it == others_.end()) return;
+        auto next = std::move(*it);
+        others_.erase(it);
+        if (channel_ && channel_->is_open()) others_.emplace_back(server_, channel_);
+        server_ = next.first;
+        channel_ = std::move(next.second);
+        lost_ = false;
+        rc = PMIX_SUCCESS;
+    });
+    return rc;
+}
+
+pmix_status_t Client::tool_disconnect(const pmix_proc_t &server) {
+    if (!connected()) return PMIX_ERR_UNREACH;
+    pmix_status_t rc = PMIX_ERR_NOT_FOUND;
+    ProgressEngine::instance().run_sync([&] {
+        std::shared_ptr<Channel> gone;
+        if (channel_ && same_proc(server_, server)) {
+            // The current server: the next one (if any) takes its place.
+            gone = std::move(channel_);
+            channel_.reset();
+            if (!others_.empty()) {
+                server_ = others_.front().first;
+                channel_ = std::move(others_.front().second);
+                others_.erase(others_.begin());
+            } else {
+                lost_ = true;  // requests now fail with PMIX_ERR_LOST_CONNECTION
+            }
+        } else {
+            auto it = std::find_if(others_.begin(), others_.end(),
+                                   [&](const auto &o) { return same_proc(o.first, server); });
+            if (it == others_.end()) return;
+            gone = std::move(it->second);
+            others_.erase(it);
+        }
+        gone->close("disconnected by the tool");  // its pending requests fail (on_close)
+        rc = PMIX_SUCCESS;
+    });
+    return rc;
 }
 
 pmix_status_t Client::tool_finalize() {
@@ -336,7 +529,28 @@ PMIX_EXPORT pmix_status_t PMIx_tool_init(pmix_proc_t *proc, pmix_info_t info[], 
         return PMIX_ERR_NOT_SUPPORTED;
     }
     if (info == nullptr && ninfo > 0) return PMIX_ERR_BAD_PARAM;
-    const pmix_status_t rc = client.tool_init({info, info == nullptr ? 0 : ninfo}, proc);
+    const std::span<const pmix_info_t> given(info, info == nullptr ? 0 : ninfo);
+    // A tool a launcher started as a process of a job (PMIX_NAMESPACE and
+    // PMIX_RANK in its environment) is also that job's member: it connects
+    // as that rank, like PMIx_Init, unless it names its identity or its
+    // server (docs/tools.md, "Identity").
+    auto named = [&] {
+        for (const char *key :
+             {PMIX_TOOL_NSPACE, PMIX_TOOL_DO_NOT_CONNECT, PMIX_SERVER_URI, PMIX_TCP_URI,
+              PMIX_SERVER_PIDINFO, PMIX_SERVER_NSPACE, PMIX_TOOL_ATTACHMENT_FILE,
+              PMIX_CONNECT_TO_SYSTEM, PMIX_CONNECT_SYSTEM_FIRST}) {
+            for (const auto &i : given) {
+                if (PMIX_CHECK_KEY(&i, key)) return true;
+            }
+        }
+        return false;
+    };
+    const char *job = std::getenv("PMIX_NAMESPACE");
+    const char *rank = std::getenv("PMIX_RANK");
+    const pmix_status_t rc =
+        job != nullptr && *job != '\0' && rank != nullptr && *rank != '\0' && !named()
+            ? client.init(given, proc)
+            : client.tool_init(given, proc);
     if (rc == PMIX_SUCCESS) pmixpp::runtime::add_init(Face::tool);
     return rc;
 }
@@ -347,6 +561,57 @@ PMIX_EXPORT pmix_status_t PMIx_tool_finalize(void) {
     if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
     if (pmixpp::runtime::drop_init(Face::tool) > 0) return PMIX_SUCCESS;
     return client.tool_finalize();
+}
+
+}  // extern "C"
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_tool_attach_to_server(pmix_proc_t *myproc, pmix_proc_t *server,
+                                                     pmix_info_t info[], size_t ninfo) {
+    auto &client = pmixpp::client::Client::instance();
+    if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
+    if (info == nullptr && ninfo > 0) return PMIX_ERR_BAD_PARAM;
+    std::lock_guard lock(client.init_mutex());
+    return client.tool_attach({info, info == nullptr ? 0 : ninfo}, myproc, server);
+}
+
+// The 4.0 form: connect to that server and make it the current one.
+PMIX_EXPORT pmix_status_t PMIx_tool_connect_to_server(pmix_proc_t *proc, pmix_info_t info[],
+                                                      size_t ninfo) {
+    pmix_proc_t server;
+    pmix_status_t rc = PMIx_tool_attach_to_server(proc, &server, info, ninfo);
+    if (rc != PMIX_SUCCESS) return rc;
+    return pmixpp::client::Client::instance().tool_set_server(server);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_get_servers(pmix_proc_t *servers[], size_t *nservers) {
+    if (servers != nullptr) *servers = nullptr;
+    if (nservers != nullptr) *nservers = 0;
+    if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
+    if (servers == nullptr || nservers == nullptr) return PMIX_ERR_BAD_PARAM;
+    auto list = pmixpp::client::Client::instance().tool_servers();
+    if (list.empty()) return PMIX_SUCCESS;
+    auto *out = static_cast<pmix_proc_t *>(std::calloc(list.size(), sizeof(pmix_proc_t)));
+    if (out == nullptr) return PMIX_ERR_NOMEM;
+    std::memcpy(out, list.data(), list.size() * sizeof(pmix_proc_t));
+    *servers = out;  // the caller frees it (PMIX_PROC_FREE)
+    *nservers = list.size();
+    return PMIX_SUCCESS;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_set_server(const pmix_proc_t *server, pmix_info_t info[],
+                                               size_t ninfo) {
+    (void)info, (void)ninfo;
+    if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
+    if (server == nullptr) return PMIX_ERR_BAD_PARAM;
+    return pmixpp::client::Client::instance().tool_set_server(*server);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_tool_disconnect(const pmix_proc_t *server) {
+    if (pmixpp::runtime::init_count(Face::tool) == 0) return PMIX_ERR_INIT;
+    if (server == nullptr) return PMIX_ERR_BAD_PARAM;
+    return pmixpp::client::Client::instance().tool_disconnect(*server);
 }
 
 }  // extern "C"

@@ -5,6 +5,11 @@
 // like a missing one). Status: all found -> PMIX_SUCCESS; some ->
 // PMIX_ERR_PARTIAL_SUCCESS; none -> PMIX_ERR_NOT_FOUND.
 //
+// PMIX_QUERY_PROC_TABLE, _LOCAL_PROC_TABLE and PMIX_QUERY_JOB_STATUS go to the
+// host first when it has a query upcall (it knows executables, exit codes
+// and job states); the library's table (no executable, no exit code) answers
+// what the host did not.
+//
 // Answered here:
 //   PMIX_QUERY_NAMESPACES        STRING, comma list of the registered nspaces
 //   PMIX_QUERY_NAMESPACE_INFO    DATA_ARRAY of INFO, one PMIX_QUERY_NAMESPACE_INFO
@@ -92,6 +97,13 @@ pmix_info_t make_array_info(const char *key, pmix_data_type_t type, void *array,
     return i;
 }
 
+// Keys the host knows better (executable, exit code, job state): asked of
+// the host's query upcall first when it has one.
+bool host_first(const std::string &key) {
+    return key == PMIX_QUERY_PROC_TABLE || key == PMIX_QUERY_LOCAL_PROC_TABLE ||
+           key == PMIX_QUERY_JOB_STATUS;
+}
+
 pmix_proc_state_t state_of(const ClientRecord &c) {
     switch (c.state) {
         case ClientRecord::State::registered:
@@ -136,7 +148,9 @@ void Server::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
     for (auto &q : *queries) {
         for (const auto &key : q.keys) {
             ++asked;
-            if (answer_query_key(q.qualifiers.span(), key, me.first, *q.results)) {
+            if (host_->query != nullptr && host_first(key)) {
+                q.unresolved.push_back(key);  // the library's answer is the fallback
+            } else if (answer_query_key(q.qualifiers.span(), key, me.first, *q.results)) {
                 ++found;
             } else {
                 q.unresolved.push_back(key);
@@ -183,11 +197,28 @@ void Server::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
         hq->index.push_back(i);
     }
     pmix_proc_t proc = client->proc;
+    // What the host did not answer of the keys it was asked first: the
+    // library's own (less complete) answer.
+    auto fallback = [this, queries, caller = me.first]() {
+        std::size_t added = 0;
+        for (auto &q : *queries) {
+            for (const auto &key : q.unresolved) {
+                if (!host_first(key)) continue;
+                const auto have = q.results->span();
+                if (std::any_of(have.begin(), have.end(), [&](const pmix_info_t &i) {
+                        return PMIX_CHECK_KEY(&i, key.c_str());
+                    }))
+                    continue;
+                if (answer_query_key(q.qualifiers.span(), key, caller, *q.results)) ++added;
+            }
+        }
+        return added;
+    };
     call_host_info(
         [this, proc, hq](pmix_info_cbfunc_t cb, void *cbdata) mutable {
             return host_->query(&proc, hq->q.data(), hq->q.size(), cb, cbdata);
         },
-        [queries, hq, found, finish](pmix_status_t s, wire::InfoArray results) {
+        [queries, hq, found, finish, fallback](pmix_status_t s, wire::InfoArray results) {
             std::size_t total = found;
             if (s == PMIX_SUCCESS || s == PMIX_ERR_PARTIAL_SUCCESS) {
                 std::size_t next_results = 0;  // PMIX_QUERY_RESULTS entries, in query order
@@ -219,6 +250,7 @@ void Server::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
                     }
                 }
             }
+            total += fallback();
             finish(total);
         });
 }

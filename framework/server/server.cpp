@@ -120,6 +120,14 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
     configure_tools(info);  // tool.cpp
     // PMIX_SERVER_ENABLE_MONITORING: the psensor modules (monitoring.hpp)
     monitoring_.configure(info);
+    {
+        std::vector<std::string> uris;
+        for (const auto &[prio, uri] : uris_) uris.push_back(uri);
+        if (auto st = rendezvous_.write(info, self_, uris); !st.ok()) {
+            stop();
+            return st;
+        }
+    }
     active_ = true;
     return mca::Status::success();
 }
@@ -128,6 +136,7 @@ void Server::stop() {
     active_ = false;
     groups_.clear();
     collectives_.clear();  // shared-memory waiters, trackers, connect state
+    rendezvous_.remove();
     for (auto &[ns, job] : clients_.jobs()) {
         for (auto &[rank, client] : job.clients) {
             client.state = ClientRecord::State::finalized;

@@ -38,6 +38,7 @@
 #include "server/logging.hpp"
 #include "server/modex.hpp"
 #include "server/monitoring.hpp"
+#include "server/rendezvous.hpp"
 #include "server/requests.hpp"
 #include "server/upcalls.hpp"
 #include "ptl/ptl_base.hpp"
@@ -188,6 +189,7 @@ class Server : private DepartureListener {
     bool tool_support_ = false;
     std::set<ProcKey> tools_;
     std::set<std::string> tool_jobs_;
+    RendezvousFiles rendezvous_;  // rendezvous.hpp: tools find this server by them
 
     // --- the services (README.md): each owns its state and registers its requests
     Cleanup cleanup_{host_, requests_};          // job_control, cleanup directives

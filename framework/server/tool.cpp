@@ -101,8 +101,14 @@ void tool_shift(pmix_status_t status, pmix_proc_t *proc, void *cbdata) {
 void Server::configure_tools(std::span<const pmix_info_t> info) {
     tools_.clear();
     tool_jobs_.clear();
-    const pmix_info_t *i = find_info(info, PMIX_SERVER_TOOL_SUPPORT);
-    tool_support_ = i != nullptr && events::info_true(*i);
+    // A system or session server exists for tools to find it (rendezvous.hpp):
+    // either flag accepts tools as PMIX_SERVER_TOOL_SUPPORT does.
+    tool_support_ = false;
+    for (const char *key :
+         {PMIX_SERVER_TOOL_SUPPORT, PMIX_SERVER_SYSTEM_SUPPORT, PMIX_SERVER_SESSION_SUPPORT}) {
+        const pmix_info_t *i = find_info(info, key);
+        if (i != nullptr && events::info_true(*i)) tool_support_ = true;
+    }
 }
 
 bool Server::is_tool(const ProcKey &key) const {
@@ -114,8 +120,8 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
                                    wire::InfoArray info) {
     if (!tool_support_) {
         refuse(ch, frame, PMIX_ERR_NOT_SUPPORTED,
-               "this server does not accept tools (its host did not pass "
-               "PMIX_SERVER_TOOL_SUPPORT)");
+               "this server does not accept tools (its host passed none of "
+               "PMIX_SERVER_TOOL_SUPPORT, _SYSTEM_SUPPORT, _SESSION_SUPPORT)");
         return;
     }
     if (host_->tool_connected == nullptr) {

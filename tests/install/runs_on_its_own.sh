@@ -41,6 +41,7 @@ for v in $(compgen -e | grep '^PMIX_'); do unset "$v"; done
 check_prefix() {
     local p=$1 lib=$1/$LIBDIR
     local programs=("$p/$BINDIR/pmix_info" "$p/$BINDIR/pmixrun" "$p/$EXDIR/where_loaded")
+    programs+=("$p/$BINDIR/pmix_ps")  # tools (issue 15): the status tool is installed too
     [ -x "$p/$EXDIR/hello" ] && programs+=("$p/$EXDIR/hello")
     local components=("$lib"/pmix/pmix_mca_*.so)
     [ -e "${components[0]}" ] || fail "no component installed in $lib/pmix"

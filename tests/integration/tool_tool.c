@@ -6,7 +6,8 @@
  *       use), then connects with an assigned identity, registers for the two
  *       pings, notifies CODE_TOOL_READY (range GLOBAL) and waits for a ping
  *       in its CUSTOM range (from rank 1) and a GLOBAL one (from rank 0).
- *   tool_tool env        run by pmixrun: finds its server by PMIX_SERVER_URI*
+ *   tool_tool env        run by pmixrun: finds its server by PMIX_SERVER_URI* and is
+ *                        the job's rank (PMIX_NAMESPACE / PMIX_RANK)
  *   tool_tool refused    run by tool_host.c, whose server does not take tools
  *   tool_tool hosted     run by tool_host.c: events with the host, then its loss
  *   tool_tool errors     no server anywhere: every failure is an error, at once
@@ -157,7 +158,18 @@ static int env_mode(void) {
     pmix_proc_t me;
     pmix_status_t rc = PMIx_tool_init(&me, NULL, 0);
     if (rc != PMIX_SUCCESS) fail("PMIx_tool_init from the environment", rc);
-    if (me.nspace[0] == '\0') fail("assigned identity", PMIX_ERROR);
+    /* Started by pmixrun as a job's process: it is that job's member. */
+    const char *job = getenv("PMIX_NAMESPACE"), *rank = getenv("PMIX_RANK");
+    if (job == NULL || rank == NULL || strcmp(me.nspace, job) != 0 ||
+        me.rank != (pmix_rank_t)atoi(rank))
+        fail("the job's identity", PMIX_ERROR);
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_value_t *v = NULL;
+    rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS || v->type != PMIX_UINT32 || v->data.uint32 != 1)
+        fail("the job's size", rc);
+    PMIX_VALUE_RELEASE(v);
     rc = PMIx_tool_finalize();
     if (rc != PMIX_SUCCESS) fail("PMIx_tool_finalize", rc);
     printf("tool env ok: %s:%u\n", me.nspace, me.rank);
@@ -219,8 +231,10 @@ static int errors_mode(void) {
     PMIX_INFO_DESTRUCT(&info[0]);
 
     PMIX_INFO_LOAD(&info[0], PMIX_CONNECT_TO_SYSTEM, &yes, PMIX_BOOL);
-    expect_init("system server", info, 1, PMIX_ERR_NOT_SUPPORTED);
+    PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, "/nonexistent-pmixpp-dir", PMIX_STRING);
+    expect_init("no system server", info, 2, PMIX_ERR_UNREACH);
     PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
 
     if (PMIx_tool_finalize() != PMIX_ERR_INIT) fail("finalize after failed inits", PMIX_ERROR);
     /* PMIX_TOOL_CONNECT_OPTIONAL: no server, so it goes on unconnected. */

@@ -2,6 +2,7 @@
 #include "events.hpp"
 #include "job_control.hpp"
 #include "job_services.hpp"
+#include "tools.hpp"
 
 #include <signal.h>
 #include <spawn.h>
@@ -210,6 +211,11 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
     add_info(info, PMIX_NODE_LIST, host.c_str(), PMIX_STRING);
     add_info(info, PMIX_PROC_MAP, proc_map, PMIX_STRING);
     add_info(info, PMIX_JOBID, nspace, PMIX_STRING);
+    if (spec.has_debug_target) add_info(info, PMIX_DEBUG_TARGET, &spec.debug_target, PMIX_PROC);
+    if (spec.stop_in_init) {  // the clients wait in PMIx_Init for PMIX_DEBUGGER_RELEASE
+        bool yes = true;
+        add_info(info, PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
+    }
     if (spec.spawned) {
         bool yes = true;
         add_info(info, PMIX_SPAWNED, &yes, PMIX_BOOL);
@@ -332,6 +338,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
                 if (job.nspace == nspace) ++job.running;
             }
             job_services_started(proc, pid);
+            tools_proc_started(proc, pid, paths[a]);  // tools.hpp: the proc table
         }
     }
     nspace_out = nspace;
@@ -388,6 +395,7 @@ int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &t
                 raise_proc_terminated(proc.nspace, proc.rank, code, WIFSIGNALED(st));
             }
             proc_ended(proc, code, WIFSIGNALED(st));
+            tools_proc_ended(proc.nspace, proc.rank, code, WIFSIGNALED(st));
             if (code != 0 && !aborted && !terminated) {
                 if (WIFSIGNALED(st)) {
                     std::fprintf(stderr, "pmixrun: %s rank %u (pid %d) killed by signal %d\n",
@@ -497,6 +505,17 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
             spec.notify.completion = on;
         } else if (PMIX_CHECK_KEY(&i, PMIX_EVENT_SILENT_TERMINATION)) {
             spec.notify.silent = on;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_IN_INIT)) {
+            spec.stop_in_init = on;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_TARGET) && i.value.type == PMIX_PROC &&
+                   i.value.data.proc != nullptr) {
+            spec.has_debug_target = true;
+            spec.debug_target = *i.value.data.proc;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_DAEMONS_PER_NODE)) {
+            if (i.value.type == PMIX_UINT16) spec.daemons_per_node = i.value.data.uint16;
+            if (i.value.type == PMIX_UINT32) spec.daemons_per_node = i.value.data.uint32;
+            if (spec.daemons_per_node == 0 || spec.daemons_per_node > 1024)
+                return PMIX_ERR_BAD_PARAM;
         }
     }
     // Nobody to tell without a requester.
@@ -520,6 +539,11 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
         }
         app.nprocs = static_cast<std::uint32_t>(in.maxprocs);
         spec.apps.push_back(std::move(app));
+    }
+    // Debugger daemons: that many per node, and pmixrun has one node.
+    if (spec.daemons_per_node > 0) {
+        if (spec.apps.size() != 1) return PMIX_ERR_BAD_PARAM;
+        spec.apps.front().nprocs = spec.daemons_per_node;
     }
     launcher->queue_spawn(
         std::move(spec), [cbfunc, cbdata](pmix_status_t rc, const std::string &ns) {

@@ -45,6 +45,13 @@ struct JobSpec {
     bool spawned = false;  // started by PMIx_Spawn of `parent`
     pmix_proc_t parent{};
     JobNotify notify;  // only for a spawned job
+    // PMIX_DEBUG_STOP_IN_INIT: registered for the clients (docs/tools.md).
+    bool stop_in_init = false;
+    // Debugger daemons (docs/tools.md): PMIX_DEBUG_TARGET, registered for them,
+    // and PMIX_DEBUG_DAEMONS_PER_NODE, their count on this (the only) node.
+    bool has_debug_target = false;
+    pmix_proc_t debug_target{};
+    std::uint32_t daemons_per_node = 0;
 };
 
 // done(status, nspace): the outcome of a queued spawn, called once.

@@ -6,6 +6,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <mutex>
 #include <string>
 
 namespace pmixrun {
@@ -48,10 +53,193 @@ void on_tool_connected(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbf
     cbfunc(PMIX_SUCCESS, &proc, cbdata);
 }
 
+// --- the proc table and the query upcall ---
+
+struct ProcRecord {
+    pid_t pid = 0;
+    std::string program;
+    bool ended = false;
+    int code = 0;
+    bool by_signal = false;
+};
+
+std::mutex g_table_mutex;
+std::map<std::string, std::map<pmix_rank_t, ProcRecord>> g_table;  // under g_table_mutex
+
+pmix_proc_state_t state_of(const ProcRecord &r) {
+    if (!r.ended) return PMIX_PROC_STATE_RUNNING;
+    if (r.by_signal) return PMIX_PROC_STATE_ABORTED_BY_SIG;
+    return r.code == 0 ? PMIX_PROC_STATE_TERMINATED : PMIX_PROC_STATE_TERM_NON_ZERO;
+}
+
+// VmRSS of /proc/<pid>/status in megabytes.
+std::optional<double> resident_mb(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("VmRSS:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+    }
+    return std::nullopt;
+}
+
+const char *qualifier_nspace(const pmix_query_t &q) {
+    for (size_t i = 0; q.qualifiers != nullptr && i < q.nqual; ++i) {
+        const pmix_info_t &x = q.qualifiers[i];
+        if (PMIX_CHECK_KEY(&x, PMIX_NSPACE) && x.value.type == PMIX_STRING)
+            return x.value.data.string;
+        if (PMIX_CHECK_KEY(&x, PMIX_PROCID) && x.value.type == PMIX_PROC &&
+            x.value.data.proc != nullptr)
+            return x.value.data.proc->nspace;
+    }
+    return nullptr;
+}
+
+// One answer per key it knows, for the job `ns` (the requester's if no
+// qualifier names one). Caller holds g_table_mutex.
+bool answer(const std::string &key, const std::string &ns, pmix_info_t &out) {
+    PMIX_INFO_CONSTRUCT(&out);
+    if (key == PMIX_QUERY_SPAWN_SUPPORT) {
+        // The PMIx_Spawn attributes pmixrun acts on (launcher.cpp, spawn_upcall).
+        const std::string list = std::string(PMIX_WDIR) + "," + PMIX_NOTIFY_PROC_TERMINATION + "," +
+                                 PMIX_NOTIFY_PROC_ABNORMAL_TERMINATION + "," +
+                                 PMIX_NOTIFY_COMPLETION + "," + PMIX_EVENT_SILENT_TERMINATION;
+        PMIX_INFO_LOAD(&out, key.c_str(), list.c_str(), PMIX_STRING);
+        return true;
+    }
+    if (key == PMIX_QUERY_DEBUG_SUPPORT) {
+        // The debugger attributes pmixrun acts on (spawn_upcall).
+        PMIX_INFO_LOAD(&out, key.c_str(), PMIX_DEBUG_STOP_IN_INIT, PMIX_STRING);
+        return true;
+    }
+    if (key == PMIX_QUERY_MEMORY_USAGE) {
+        // pmixrun's resident memory and the average of the running processes
+        // (of the job named, else of all jobs), in megabytes. Every process is
+        // local, so PMIX_QUERY_LOCAL_ONLY changes nothing, and the average is
+        // what is reported (PMIX_QUERY_REPORT_AVG).
+        double sum = 0;
+        std::size_t count = 0;
+        const bool one = g_table.count(ns) != 0;
+        for (const auto &[job_ns, ranks] : g_table) {
+            if (one && job_ns != ns) continue;
+            for (const auto &[rank, r] : ranks) {
+                if (r.ended) continue;
+                if (auto mb = resident_mb(r.pid)) {
+                    sum += *mb;
+                    ++count;
+                }
+            }
+        }
+        const auto self = resident_mb(getpid());
+        if (!self || count == 0) return false;
+        float daemon = static_cast<float>(*self);
+        float avg = static_cast<float>(sum / static_cast<double>(count));
+        pmix_info_t fields[2];
+        PMIX_INFO_CONSTRUCT(&fields[0]);
+        PMIX_INFO_CONSTRUCT(&fields[1]);
+        PMIX_INFO_LOAD(&fields[0], PMIX_DAEMON_MEMORY, &daemon, PMIX_FLOAT);
+        PMIX_INFO_LOAD(&fields[1], PMIX_CLIENT_AVG_MEMORY, &avg, PMIX_FLOAT);
+        pmix_data_array_t darray{PMIX_INFO, 2, fields};
+        PMIX_INFO_LOAD(&out, key.c_str(), &darray, PMIX_DATA_ARRAY);  // copies
+        PMIX_INFO_DESTRUCT(&fields[0]);
+        PMIX_INFO_DESTRUCT(&fields[1]);
+        return true;
+    }
+    auto job = g_table.find(ns);
+    if (job == g_table.end()) return false;
+    if (key == PMIX_QUERY_JOB_STATUS) {
+        pmix_job_state_t state = PMIX_JOB_STATE_TERMINATED;
+        bool running = false, failed = false;
+        for (const auto &[rank, r] : job->second) {
+            running |= !r.ended;
+            failed |= r.ended && (r.code != 0 || r.by_signal);
+        }
+        if (running) {
+            state = PMIX_JOB_STATE_RUNNING;
+        } else if (failed) {
+            state = PMIX_JOB_STATE_TERMINATED_WITH_ERROR;
+        }
+        PMIX_INFO_LOAD(&out, key.c_str(), &state, PMIX_JOB_STATE);
+        return true;
+    }
+    if (key == PMIX_QUERY_PROC_TABLE || key == PMIX_QUERY_LOCAL_PROC_TABLE) {
+        // Every process of a pmixrun job runs on this node: both tables are the same.
+        pmix_proc_info_t *table = nullptr;
+        const size_t n = job->second.size();
+        PMIX_PROC_INFO_CREATE(table, n);
+        const std::string host = hostname();
+        size_t k = 0;
+        for (const auto &[rank, r] : job->second) {
+            pmix_proc_info_t &pi = table[k++];
+            PMIX_LOAD_PROCID(&pi.proc, ns.c_str(), rank);
+            pi.hostname = strdup(host.c_str());
+            pi.executable_name = strdup(r.program.c_str());
+            pi.pid = r.pid;
+            pi.exit_code = r.ended ? r.code : 0;
+            pi.state = state_of(r);
+        }
+        pmix_data_array_t darray{PMIX_PROC_INFO, n, table};
+        PMIX_INFO_LOAD(&out, key.c_str(), &darray, PMIX_DATA_ARRAY);  // copies
+        PMIX_PROC_INFO_FREE(table, n);
+        return true;
+    }
+    return false;
+}
+
+void release_answers(void *cbdata) {
+    auto *a = static_cast<std::vector<pmix_info_t> *>(cbdata);
+    for (auto &i : *a) PMIX_INFO_DESTRUCT(&i);
+    delete a;
+}
+
+pmix_status_t on_query(pmix_proc_t *requester, pmix_query_t *queries, size_t nqueries,
+                       pmix_info_cbfunc_t cbfunc, void *cbdata) {
+    if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    auto *answers = new std::vector<pmix_info_t>;
+    size_t asked = 0;
+    {
+        std::lock_guard lock(g_table_mutex);
+        for (size_t q = 0; q < nqueries; ++q) {
+            const char *named = qualifier_nspace(queries[q]);
+            const std::string ns = named != nullptr       ? named
+                                   : requester != nullptr ? requester->nspace
+                                                          : "";
+            for (char **k = queries[q].keys; k != nullptr && *k != nullptr; ++k) {
+                ++asked;
+                pmix_info_t out;
+                if (answer(*k, ns, out)) answers->push_back(out);
+            }
+        }
+    }
+    if (answers->empty()) {
+        delete answers;
+        return PMIX_ERR_NOT_FOUND;
+    }
+    const pmix_status_t status = answers->size() < asked ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS;
+    cbfunc(status, answers->data(), answers->size(), cbdata, release_answers, answers);
+    return PMIX_SUCCESS;
+}
+
 }  // namespace
+
+void tools_proc_started(const pmix_proc_t &proc, pid_t pid, const std::string &program) {
+    std::lock_guard lock(g_table_mutex);
+    ProcRecord &r = g_table[proc.nspace][proc.rank];
+    r = ProcRecord{};
+    r.pid = pid;
+    r.program = program;
+}
+
+void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, bool by_signal) {
+    std::lock_guard lock(g_table_mutex);
+    ProcRecord &r = g_table[nspace][rank];
+    r.ended = true;
+    r.code = code;  // 128 + the signal for a signal (launcher.cpp)
+    r.by_signal = by_signal;
+}
 
 void install_tool_services(pmix_server_module_t &module) {
     module.tool_connected = on_tool_connected;
+    module.query = on_query;
 }
 
 }  // namespace pmixrun

@@ -3,13 +3,26 @@
 // itself (PMIX_TOOL_NSPACE / PMIX_TOOL_RANK) keeps that identity, any other
 // gets a namespace unique on this host ("<hostname>.pmixrun-<pid>.tool-<n>",
 // rank 0). The library refuses an identity already in use.
+//
+// And the query upcall for what only pmixrun knows (docs/tools.md,
+// "Queries"): PMIX_QUERY_PROC_TABLE / _LOCAL_PROC_TABLE with every field
+// (executable, pid, exit code, state), PMIX_QUERY_JOB_STATUS,
+// PMIX_QUERY_SPAWN_SUPPORT. The launcher reports each process's start and
+// end (tools_proc_started / _ended).
 #pragma once
 
 #include <pmix_server.h>
 
+#include <sys/types.h>
+
+#include <string>
+
 namespace pmixrun {
 
-// Sets tool_connected in `module`.
+// Sets tool_connected and query in `module`.
 void install_tool_services(pmix_server_module_t &module);
+// The launcher's reports (main thread); the query upcall reads them.
+void tools_proc_started(const pmix_proc_t &proc, pid_t pid, const std::string &program);
+void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, bool by_signal);
 
 }  // namespace pmixrun

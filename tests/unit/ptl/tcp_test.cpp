@@ -72,8 +72,6 @@ unsigned closed_port() {
 
 struct TcpFixture : ::testing::Test {
     // Listeners of a server that asked for tool support.
-    // Listeners of a server that asked for tool support (its rendezvous file
-    // goes to `dir`).
     std::vector<std::unique_ptr<ptl::Listener>> listen_for_tools(ServerInfo info = {}) {
         info.flag(PMIX_SERVER_TOOL_SUPPORT);
         info.string(PMIX_SERVER_TMPDIR, dir.path());
@@ -309,86 +307,6 @@ TEST_F(TcpFixture, PortAlreadyTakenIsAnErrorNamingTheAddress) {
     auto listeners = module->listen({info.span()});
     ASSERT_FALSE(listeners.ok());
     EXPECT_THAT(listeners.status().message(), HasSubstr(taken.uri()));
-}
-
-// --- rendezvous files -------------------------------------------------------------
-
-std::string rendezvous_path(const std::string &dir, pid_t pid) {
-    char host[256] = {};
-    ::gethostname(host, sizeof(host) - 1);
-    return dir + "/pmixpp." + host + ".tool." + std::to_string(pid);
-}
-
-std::string read_file(const std::string &path) {
-    std::ifstream file(path);
-    return std::string(std::istreambuf_iterator<char>(file), {});
-}
-
-TEST_F(TcpFixture, ToolSupportWritesARendezvousFileThatFindServersReads) {
-    ASSERT_NE(module, nullptr);
-    auto listeners = listen_for_tools();
-    ASSERT_FALSE(listeners.empty());
-    std::string expected_text;
-    std::vector<std::string> uris;
-    for (const auto &listener : listeners) {
-        expected_text += listener->uri() + "\n";
-        uris.push_back(listener->uri());
-    }
-    const std::string path = rendezvous_path(dir.path(), ::getpid());
-    EXPECT_EQ(read_file(path), expected_text);
-
-    ServerInfo directives;
-    directives.string(PMIX_SERVER_TMPDIR, dir.path());
-    pmix_info_t pid_info{};
-    std::strcpy(pid_info.key, PMIX_SERVER_PIDINFO);
-    pid_info.value.type = PMIX_PID;
-    pid_info.value.data.pid = ::getpid();
-    std::vector<pmix_info_t> all(directives.span().begin(), directives.span().end());
-    all.push_back(pid_info);
-    auto found = module->find_servers(all);
-    ASSERT_TRUE(found.ok()) << found.status().message();
-    EXPECT_EQ(found.value(), uris);
-}
-
-TEST_F(TcpFixture, TheRendezvousFileGoesWithTheLastListener) {
-    ASSERT_NE(module, nullptr);
-    auto listeners = listen_for_tools();
-    ASSERT_FALSE(listeners.empty());
-    const std::string path = rendezvous_path(dir.path(), ::getpid());
-    ASSERT_TRUE(std::filesystem::exists(path));
-    while (listeners.size() > 1) {
-        listeners.pop_back();
-        EXPECT_TRUE(std::filesystem::exists(path));
-    }
-    listeners.clear();
-    EXPECT_FALSE(std::filesystem::exists(path));
-}
-
-TEST_F(TcpFixture, FindServersSkipsRendezvousFilesOfDeadProcesses) {
-    ASSERT_NE(module, nullptr);
-    const pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) ::_exit(0);
-    ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // reaped: the pid is free now
-    const std::string dead_uri = "tcp4://127.0.0.1:" + std::to_string(closed_port());
-    std::ofstream(rendezvous_path(dir.path(), child)) << dead_uri << "\n";
-
-    ServerInfo directives;
-    directives.string(PMIX_SERVER_TMPDIR, dir.path());
-    auto found = module->find_servers(directives.span());
-    ASSERT_TRUE(found.ok());
-    EXPECT_THAT(found.value(), ::testing::Not(::testing::Contains(dead_uri)));
-}
-
-TEST_F(TcpFixture, WithoutToolSupportNoRendezvousFileIsWritten) {
-    ASSERT_NE(module, nullptr);
-    ServerInfo info;
-    info.flag(PMIX_SERVER_SYSTEM_SUPPORT);
-    info.string(PMIX_SERVER_TMPDIR, dir.path());
-    auto listeners = module->listen({info.span()});
-    ASSERT_TRUE(listeners.ok());
-    ASSERT_FALSE(listeners.value().empty());
-    EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 // --- parameters ------------------------------------------------------------------
