@@ -1,4 +1,6 @@
 #include "launcher.hpp"
+
+#include "binding.hpp"
 #include "events.hpp"
 #include "job_control.hpp"
 #include "job_services.hpp"
@@ -236,6 +238,11 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         add_info(pd, PMIX_NODEID, &zero, PMIX_UINT32);
         add_info(pd, PMIX_APPNUM, &appnum, PMIX_UINT32);
         add_info(pd, PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
+        std::string cpuset, locality;  // where the process runs (binding.hpp)
+        if (placement_strings(offset + r, cpuset, locality)) {
+            add_info(pd, PMIX_CPUSET, cpuset.c_str(), PMIX_STRING);
+            add_info(pd, PMIX_LOCALITY_STRING, locality.c_str(), PMIX_STRING);
+        }
         pmix_data_array_t darray{PMIX_INFO, pd.size(), pd.data()};
         add_info(info, PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
         for (auto &x : pd) PMIx_Value_destruct(&x.value);
@@ -317,6 +324,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
                 actions_p = &actions;
             }
             pid_t pid = -1;
+            const SpawnBinding binding(offset + rank);  // the child inherits it
             const int err =
                 posix_spawn(&pid, paths[a].c_str(), actions_p, nullptr, child_argv.data(), cenv);
             if (actions_p != nullptr) posix_spawn_file_actions_destroy(actions_p);

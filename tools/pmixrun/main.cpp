@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "allocation.hpp"
+#include "binding.hpp"
 #include "data_server.hpp"
 #include "events.hpp"
 #include "job_control.hpp"
@@ -47,12 +48,15 @@ extern char **environ;
 namespace {
 
 constexpr const char *kUsage =
-    "usage: pmixrun -n N [-x VAR[=value]]... [--timeout SECONDS] program [args...]\n"
+    "usage: pmixrun -n N [-x VAR[=value]]... [--timeout SECONDS] [--bind-to core|none]\n"
+    "               program [args...]\n"
     "\n"
     "Runs N copies of program as one PMIx job on this node.\n"
     "  -n, --np N           number of processes (1 or more)\n"
     "  -x VAR[=value]       export VAR to the processes (its value here, or the given one)\n"
     "  --timeout SECONDS    terminate the job after SECONDS; exit status 124\n"
+    "  --bind-to core|none  bind the k-th process to core k (modulo the cores), or not\n"
+    "                       (default); each learns its PMIX_CPUSET and PMIX_LOCALITY_STRING\n"
     "  -h, --help           this text\n"
     "Exit status: the job's (the abort status, or the first failing process's).\n"
     "SIGUSR1 to pmixrun: PMIX_JCTRL_PREEMPT_ALERT to the processes that declared\n"
@@ -115,6 +119,16 @@ int main(int argc, char **argv) {
             timeout = std::strtol(v, &end, 10);
             if (*end != '\0' || timeout < 1)
                 return usage_error(std::string("bad timeout '") + v + "'");
+        } else if (a == "--bind-to") {
+            const char *v = value("--bind-to");
+            const std::string policy = v != nullptr ? v : "";
+            if (policy == "core") {
+                pmixrun::set_bind_to(pmixrun::BindTo::core);
+            } else if (policy == "none") {
+                pmixrun::set_bind_to(pmixrun::BindTo::none);
+            } else {
+                return usage_error("option --bind-to needs core or none");
+            }
         } else if (a == "--") {
             ++i;
             break;
