@@ -1,8 +1,8 @@
 // PMIx_Load_topology, PMIx_Get_cpuset, PMIx_Parse_cpuset_string and
 // PMIx_Get_relative_locality: callable by a client, a tool or a server, before
 // or after init (they need no connection). The topology is this process's own
-// hwloc discovery, loaded once (runtime/topology.hpp); docs/network.md says
-// what is shared with clients and what is not yet.
+// topology, loaded once (runtime/topology.hpp): the one its server shared,
+// else hwloc's discovery of this node (docs/network.md).
 #include <hwloc.h>
 #include <pmix.h>
 
@@ -11,9 +11,38 @@
 #include <string>
 #include <string_view>
 
+#include "client/client.hpp"
+#include "runtime/init_state.hpp"
 #include "runtime/topology.hpp"
 
 namespace {
+
+// A client whose server shared its topology (PMIX_TOPOLOGY_FILE: an hwloc XML
+// file, or PMIX_HWLOC_XML_V2: the XML itself, in the job's info) loads that
+// instead of discovering the machine again (docs/network.md).
+void adopt_shared_topology() {
+    using namespace pmixpp::runtime;
+    if (init_count(Face::client) == 0 || topology_loaded()) return;
+    pmix_proc_t job = pmixpp::client::Client::instance().self();
+    job.rank = PMIX_RANK_WILDCARD;
+    pmix_info_t directives[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&directives[0], PMIX_IMMEDIATE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&directives[1], PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    for (const char *key : {PMIX_TOPOLOGY_FILE, PMIX_HWLOC_XML_V2}) {
+        pmix_value_t *value = nullptr;
+        if (PMIx_Get(&job, key, directives, 2, &value) != PMIX_SUCCESS || value == nullptr)
+            continue;
+        pmix_status_t rc = PMIX_ERR_BAD_PARAM;
+        if (value->type == PMIX_STRING && value->data.string != nullptr)
+            rc =
+                adopt_topology_xml(value->data.string, key == std::string_view(PMIX_TOPOLOGY_FILE));
+        PMIX_VALUE_RELEASE(value);
+        if (rc == PMIX_SUCCESS) break;  // else: the next key, or discovery
+    }
+    PMIX_INFO_DESTRUCT(&directives[0]);
+    PMIX_INFO_DESTRUCT(&directives[1]);
+}
 
 bool names_hwloc(const char *source) {
     return source != nullptr && ::strncasecmp(source, "hwloc", 5) == 0;
@@ -26,6 +55,7 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Load_topology(pmix_topology_t *topo) {
     if (topo == nullptr) return PMIX_ERR_BAD_PARAM;
     if (topo->source != nullptr && !names_hwloc(topo->source)) return PMIX_ERR_NOT_SUPPORTED;
+    adopt_shared_topology();
     pmix_status_t status = PMIX_SUCCESS;
     void *topology = pmixpp::runtime::local_topology(&status);
     if (topology == nullptr) return status;

@@ -153,4 +153,22 @@ int hwloc_bitmap_intersects(hwloc_const_bitmap_t bitmap1, hwloc_const_bitmap_t b
     return target != nullptr ? target(bitmap1, bitmap2) : 0;
 }
 
+int hwloc_topology_set_xml(hwloc_topology_t topology, const char *xmlpath) {
+    PMIXPP_HWLOC_TARGET(hwloc_topology_set_xml);
+    if (target == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return target(topology, xmlpath);
+}
+
+int hwloc_topology_set_flags(hwloc_topology_t topology, unsigned long flags) {
+    PMIXPP_HWLOC_TARGET(hwloc_topology_set_flags);
+    if (target == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return target(topology, flags);
+}
+
 }  // extern "C"

@@ -4,6 +4,7 @@
 #include <hwloc.h>
 
 #include <atomic>
+#include <mutex>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -12,38 +13,35 @@ namespace pmixpp::runtime {
 
 namespace {
 
-struct Loaded {
-    hwloc_topology_t topology = nullptr;
-    pmix_status_t status = PMIX_SUCCESS;
-};
+// The process's topology: loaded once (discovered, or from the XML its
+// server shared), kept until exit.
+std::mutex g_mutex;
+std::atomic<void *> g_topology{nullptr};
+pmix_status_t g_status = PMIX_SUCCESS;
+bool g_tried = false;
 
-Loaded load_once() {
-    Loaded result;
+// Loads a topology: discovery when `xml` is empty, else from that XML (a file
+// when `is_file`), then marked as this system's (it describes this node).
+hwloc_topology_t load(const std::string &xml, bool is_file, pmix_status_t &status) {
     hwloc_topology_t topology = nullptr;
     if (hwloc_topology_init(&topology) != 0) {
-        result.status = PMIX_ERR_NOT_SUPPORTED;  // no libhwloc at run time
-        return result;
+        status = PMIX_ERR_NOT_SUPPORTED;  // no libhwloc at run time
+        return nullptr;
     }
-    if (hwloc_topology_load(topology) != 0) {
+    int rc = 0;
+    if (!xml.empty()) {
+        rc = is_file ? hwloc_topology_set_xml(topology, xml.c_str())
+                     : hwloc_topology_set_xmlbuffer(topology, xml.c_str(),
+                                                    static_cast<int>(xml.size()) + 1);
+        if (rc == 0) rc = hwloc_topology_set_flags(topology, HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM);
+    }
+    if (rc != 0 || hwloc_topology_load(topology) != 0) {
         hwloc_topology_destroy(topology);
-        result.status = PMIX_ERROR;
-        return result;
+        status = xml.empty() ? PMIX_ERROR : PMIX_ERR_BAD_PARAM;
+        return nullptr;
     }
-    result.topology = topology;
-    return result;
-}
-
-// The loaded topology, for is_local_topology() (which must not load one).
-std::atomic<void *> g_topology{nullptr};
-
-const Loaded &loaded() {
-    // Kept until exit: handed out to every caller of PMIx_Load_topology.
-    static const Loaded once = [] {
-        Loaded l = load_once();
-        g_topology.store(l.topology, std::memory_order_release);
-        return l;
-    }();
-    return once;
+    status = PMIX_SUCCESS;
+    return topology;
 }
 
 // The object types a locality string names, and their two-letter tags.
@@ -99,9 +97,29 @@ bool parse_locality(const char *text, Bitmap (&maps)[std::size(kLevels)],
 }  // namespace
 
 void *local_topology(pmix_status_t *status) {
-    const Loaded &l = loaded();
-    if (status != nullptr) *status = l.status;
-    return l.topology;
+    std::lock_guard lock(g_mutex);
+    if (!g_tried) {
+        g_tried = true;
+        g_topology.store(load({}, false, g_status), std::memory_order_release);
+    }
+    if (status != nullptr) *status = g_status;
+    return g_topology.load(std::memory_order_acquire);
+}
+
+bool topology_loaded() noexcept {
+    return g_topology.load(std::memory_order_acquire) != nullptr;
+}
+
+pmix_status_t adopt_topology_xml(const std::string &xml, bool is_file) {
+    std::lock_guard lock(g_mutex);
+    if (g_tried) return g_topology.load() != nullptr ? PMIX_SUCCESS : g_status;
+    pmix_status_t status = PMIX_SUCCESS;
+    hwloc_topology_t topology = load(xml, is_file, status);
+    if (topology == nullptr) return status;  // the caller may discover instead
+    g_tried = true;
+    g_status = PMIX_SUCCESS;
+    g_topology.store(topology, std::memory_order_release);
+    return PMIX_SUCCESS;
 }
 
 bool is_local_topology(const void *topology) noexcept {

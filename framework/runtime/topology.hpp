@@ -8,10 +8,19 @@
 
 namespace pmixpp::runtime {
 
-// The process's topology (an hwloc_topology_t), loaded on the first call and
+// The process's topology (an hwloc_topology_t), discovered on the first call and
 // kept until exit; nullptr with *status set when hwloc cannot load one. The
 // loading is thread-safe; the topology is read-only for everyone.
 void *local_topology(pmix_status_t *status);
+
+// True once a topology is loaded (local_topology or adopt_topology_xml).
+bool topology_loaded() noexcept;
+
+// Makes the topology the process's server shared (hwloc XML: a file path when
+// `is_file`, else the XML itself) the process's topology, unless one is
+// loaded already. An unreadable XML leaves nothing loaded (BAD_PARAM), so the
+// caller can fall back to discovery.
+pmix_status_t adopt_topology_xml(const std::string &xml, bool is_file);
 
 // True when `topology` is the one local_topology() owns: PMIx_Topology_destruct
 // must not destroy it (the library cleans it up, as the standard says).

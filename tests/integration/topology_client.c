@@ -1,7 +1,9 @@
 /* PMIx_Load_topology, PMIx_Get_cpuset, PMIx_Parse_cpuset_string,
  * PMIx_Get_relative_locality and the PMIX_CPUSET / PMIX_LOCALITY_STRING
  * pmixrun gives each process, checked against hwloc itself.
- * usage: topology_client none|core   (pmixrun's --bind-to) */
+ * usage: topology_client none|core   (pmixrun's --bind-to)
+ *        topology_client shared NPUS (pmixrun runs with HWLOC_SYNTHETIC giving NPUS
+ *        PUs; the client, without it, must still see them: the server's topology) */
 #include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
@@ -60,14 +62,39 @@ static pmix_locality_t shared_by(hwloc_topology_t topo, hwloc_const_bitmap_t a,
     return result;
 }
 
+/* The topology a client loads is the one its server shared. */
+static int shared(const pmix_proc_t *me, int npus) {
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, me->nspace, PMIX_RANK_WILDCARD);
+    char *file = get_string(&wild, PMIX_TOPOLOGY_FILE);
+    pmix_topology_t topo = PMIX_TOPOLOGY_STATIC_INIT;
+    pmix_status_t rc = PMIx_Load_topology(&topo);
+    EXPECT(rc == PMIX_SUCCESS, "Load_topology: %s", PMIx_Error_string(rc));
+    if (rc == PMIX_SUCCESS) {
+        int n = hwloc_get_nbobjs_by_type((hwloc_topology_t)topo.topology, HWLOC_OBJ_PU);
+        EXPECT(n == npus, "%d PUs, the server's topology has %d", n, npus);
+        EXPECT(hwloc_topology_is_thissystem((hwloc_topology_t)topo.topology),
+               "the shared topology is not marked as this system's");
+    }
+    if (failures == 0) printf("topology ok: rank %u shared %s\n", me->rank, file);
+    fflush(stdout);
+    free(file);
+    PMIx_Topology_destruct(&topo);
+    PMIx_Finalize(NULL, 0);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
     const int bound = argc > 1 && strcmp(argv[1], "core") == 0;
+    const int npus = argc > 2 && strcmp(argv[1], "shared") == 0 ? atoi(argv[2]) : 0;
+    if (npus > 0) unsetenv("HWLOC_SYNTHETIC"); /* our own discovery would see the machine */
     pmix_proc_t me, peer, wild;
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
     if (rc != PMIX_SUCCESS) {
         fprintf(stderr, "topology: PMIx_Init: %s\n", PMIx_Error_string(rc));
         return 1;
     }
+    if (npus > 0) return shared(&me, npus);
     PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
     pmix_value_t *val = NULL;
     uint32_t size = 1;

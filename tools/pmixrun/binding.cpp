@@ -6,8 +6,11 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 namespace pmixrun {
 
@@ -49,7 +52,35 @@ hwloc_bitmap_t cpus_of(std::uint32_t slot) {
     return mine;
 }
 
+// Removes the file at exit.
+struct SharedFile {
+    std::string path;
+    ~SharedFile() {
+        if (!path.empty()) ::unlink(path.c_str());
+    }
+};
+
 }  // namespace
+
+const std::string &shared_topology_file() {
+    static const SharedFile file = [] {
+        SharedFile f;
+        hwloc_topology_t topo = topology();
+        if (topo == nullptr) return f;
+        const char *dir = std::getenv("TMPDIR");
+        std::string path = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") +
+                           "/pmixrun." + std::to_string(::getpid()) + ".topology.xml";
+        if (hwloc_topology_export_xml(topo, path.c_str(), 0) != 0) {
+            std::fprintf(stderr, "pmixrun: cannot write %s: clients discover their topology\n",
+                         path.c_str());
+            ::unlink(path.c_str());
+            return f;
+        }
+        f.path = std::move(path);
+        return f;
+    }();
+    return file.path;
+}
 
 void set_bind_to(BindTo policy) {
     g_policy = policy;

@@ -19,6 +19,12 @@ void set_bind_to(BindTo policy);
 // loaded: then the process gets neither key.
 bool placement_strings(std::uint32_t slot, std::string &cpuset, std::string &locality);
 
+// The hwloc XML file pmixrun shares its topology through (PMIX_TOPOLOGY_FILE
+// in each job's info: a client's PMIx_Load_topology loads it instead of
+// discovering the machine again); written on the first call, removed when
+// pmixrun exits; empty when there is no topology to share.
+const std::string &shared_topology_file();
+
 // Binds the calling thread to the `slot`-th process's cpus for its lifetime
 // (a child started meanwhile inherits them), then restores the thread's
 // binding; does nothing under --bind-to none.

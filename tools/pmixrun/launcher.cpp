@@ -212,6 +212,8 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
     add_info(info, PMIX_NODE_LIST, host.c_str(), PMIX_STRING);
     add_info(info, PMIX_PROC_MAP, proc_map, PMIX_STRING);
     add_info(info, PMIX_JOBID, nspace, PMIX_STRING);
+    if (const std::string &topo = shared_topology_file(); !topo.empty())
+        add_info(info, PMIX_TOPOLOGY_FILE, topo.c_str(), PMIX_STRING);  // binding.hpp
     if (spec.spawned) {
         bool yes = true;
         add_info(info, PMIX_SPAWNED, &yes, PMIX_BOOL);
