@@ -51,14 +51,16 @@ struct Level {
     pmix_locality_t bit;
 };
 
+// In the order Open MPI 4.1's ORTE writes them (NUMA last), so the strings a
+// host generates with us are the ones ORTE gives (tests/dropin).
 constexpr Level kLevels[] = {
-    {HWLOC_OBJ_NUMANODE, "NM", PMIX_LOCALITY_SHARE_NUMA},
     {HWLOC_OBJ_PACKAGE, "SK", PMIX_LOCALITY_SHARE_PACKAGE},
     {HWLOC_OBJ_L3CACHE, "L3", PMIX_LOCALITY_SHARE_L3CACHE},
     {HWLOC_OBJ_L2CACHE, "L2", PMIX_LOCALITY_SHARE_L2CACHE},
     {HWLOC_OBJ_L1CACHE, "L1", PMIX_LOCALITY_SHARE_L1CACHE},
     {HWLOC_OBJ_CORE, "CR", PMIX_LOCALITY_SHARE_CORE},
     {HWLOC_OBJ_PU, "HT", PMIX_LOCALITY_SHARE_HWTHREAD},
+    {HWLOC_OBJ_NUMANODE, "NM", PMIX_LOCALITY_SHARE_NUMA},
 };
 
 struct Bitmap {

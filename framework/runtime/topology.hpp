@@ -27,7 +27,7 @@ pmix_status_t adopt_topology_xml(const std::string &xml, bool is_file);
 bool is_local_topology(const void *topology) noexcept;
 
 // The locality string of `bitmap` (an hwloc_bitmap_t of PUs) in `topology`:
-// "NM<list>:SK<list>:L3<list>:L2<list>:L1<list>:CR<list>:HT<list>", each list
+// "SK<list>:L3<list>:L2<list>:L1<list>:CR<list>:HT<list>:NM<list>", each list
 // the logical indexes of the objects of that type the bitmap overlaps (types the
 // machine lacks or the bitmap touches nowhere are left out).
 pmix_status_t locality_string(void *topology, const void *bitmap, std::string &out);
