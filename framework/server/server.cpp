@@ -158,6 +158,7 @@ void Server::stop() {
     connected_.clear();
     spawned_by_.clear();
     local_support_.clear();
+    networks_.reset();
     cleanup_.clear();
     events_.clear();
     iof_.clear();
@@ -271,6 +272,7 @@ void Server::job_deregistered(const std::string &nspace) {
     fail_fences_naming(nspace);
     break_shm_fence(nspace, PMIX_ERR_LOST_CONNECTION);
     local_support_.erase(nspace);
+    network_job_deregistered(nspace);  // setup.cpp
     spawned_by_.erase(nspace);
 }
 
@@ -893,6 +895,7 @@ mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) 
     const char *tmp = std::getenv("TMPDIR");
     env["PMIX_SYSTEM_TMPDIR"] = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
     apply_local_support(key.first, env);
+    if (auto st = network_fork(proc, env); !st.ok()) return st;  // setup.cpp
     for (auto *ptl : transports_->modules()) {
         auto st = ptl->setup_fork(proc, env);
         if (!st.ok()) return st;

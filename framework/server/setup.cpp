@@ -5,10 +5,12 @@
 // the info the host must deliver to setup_local_support on every node of the
 // job. Today that is, with PMIX_SETUP_APP_ENVARS / PMIX_SETUP_APP_ALL, one
 // PMIX_SET_ENVAR per PMIX_MCA_* variable of the server's environment (the
-// library's parameters travel to the job's processes on every node); the
-// pnet framework will add its network set-up here. setup_local_support keeps
-// what it gets per nspace, and setup_fork applies its PMIX_SET_ENVAR /
-// PMIX_ADD_ENVAR entries to each child of that nspace.
+// library's parameters travel to the job's processes on every node), then
+// what every pnet module emits (framework/pnet/README.md). setup_local_support
+// hands what it gets to every pnet module and keeps it per nspace; setup_fork
+// applies its PMIX_SET_ENVAR / PMIX_ADD_ENVAR entries to each child of that
+// nspace, then each module's setup_fork; deregistering the nspace releases
+// the modules' state (network_job_deregistered).
 //
 // Both calls run on the progress thread and call their callback exactly once,
 // from it.
@@ -63,6 +65,27 @@ mca::Result<wire::InfoArray> Server::setup_application(const std::string &nspace
             PMIx_Info_load(&out.back(), PMIX_SET_ENVAR, &envar, PMIX_ENVAR);
         }
     }
+    // The network modules' launch info (pnet.hpp), after the variables.
+    auto nets = networks();
+    mca::Status net_status = nets ? mca::Status::success() : nets.status();
+    if (nets) {
+        const mca::KeyValueSink sink = [&out](std::string_view key, const pmix_value_t &value) {
+            out.emplace_back();
+            std::memset(&out.back(), 0, sizeof(pmix_info_t));
+            const std::string k(key);
+            PMIX_LOAD_KEY(out.back().key, k.c_str());
+            PMIx_Value_xfer(&out.back().value, &value);
+        };
+        for (auto *net : nets.value()->modules()) {
+            net_status = net->setup_application(nspace, info, sink);
+            if (!net_status.ok()) break;
+        }
+    }
+    if (!net_status.ok()) {
+        log()->error("server: setup_application {}: {}", nspace, net_status.message());
+        for (auto &i : out) PMIx_Value_destruct(&i.value);
+        return net_status;
+    }
     log()->debug("server: setup_application {}: {} entries", nspace, out.size());
     auto copy = wire::InfoArray::copy_of(out.data(), out.size());
     for (auto &i : out) PMIx_Value_destruct(&i.value);
@@ -71,8 +94,50 @@ mca::Result<wire::InfoArray> Server::setup_application(const std::string &nspace
 }
 
 pmix_status_t Server::setup_local_support(const std::string &nspace, wire::InfoArray info) {
+    auto nets = networks();
+    if (!nets) return nets.status().code();
+    for (auto *net : nets.value()->modules()) {
+        auto st = net->setup_local_support(nspace, info.span());
+        if (!st.ok()) {
+            log()->error("server: setup_local_support {}: {}", nspace, st.message());
+            for (auto *done : nets.value()->modules()) done->deregister_job(nspace);
+            return st.code();
+        }
+    }
     local_support_[nspace] = std::move(info);
     return PMIX_SUCCESS;
+}
+
+mca::Result<pnet_base::Networks *> Server::networks() {
+    if (!networks_) {
+        auto opened = pnet_base::open(mca::ComponentRepository::process_wide());
+        if (opened) {
+            networks_ = std::move(opened).value();
+        } else if (opened.error().status == mca::McaStatus::no_module) {
+            networks_.emplace();  // no network set-up for jobs (framework/pnet/README.md)
+        } else {
+            log()->error("server: {}", opened.error().message);
+            return mca::Status(PMIX_ERR_NOT_AVAILABLE, opened.error().message);
+        }
+    }
+    return &*networks_;
+}
+
+mca::Status Server::network_fork(const pmix_proc_t &proc, mca::Environment &env) {
+    if (!networks_) return mca::Status::success();  // no job was set up for a network
+    for (auto *net : networks_->modules()) {
+        auto st = net->setup_fork(proc, env);
+        if (!st.ok()) {
+            log()->error("server: setup_fork: {}", st.message());
+            return st;
+        }
+    }
+    return mca::Status::success();
+}
+
+void Server::network_job_deregistered(const std::string &nspace) {
+    if (!networks_) return;
+    for (auto *net : networks_->modules()) net->deregister_job(nspace);
 }
 
 void Server::apply_local_support(const std::string &nspace, mca::Environment &env) const {
