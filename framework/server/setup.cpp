@@ -4,8 +4,10 @@
 // setup_application (the launcher's server) answers, through its callback,
 // the info the host must deliver to setup_local_support on every node of the
 // job. Today that is, with PMIX_SETUP_APP_ENVARS / PMIX_SETUP_APP_ALL, one
-// PMIX_SET_ENVAR per PMIX_MCA_* variable of the server's environment (the
-// library's parameters travel to the job's processes on every node), then
+// PMIX_SET_ENVAR per PMIX_MCA_*, FI_*, UCX_*, PSM2_* and OMPI_MCA_* variable
+// of the server's environment (parameter server_base_setup_envar_prefixes:
+// the library's and the fabrics' settings travel to the job's processes on
+// every node), then
 // what every pnet module emits (framework/pnet/README.md). setup_local_support
 // hands what it gets to every pnet module and keeps it per nspace; setup_fork
 // applies its PMIX_SET_ENVAR / PMIX_ADD_ENVAR entries to each child of that
@@ -18,13 +20,17 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "mca/logging.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
 #include "server/server.hpp"
 #include "wire/codec.hpp"
+
+#include <pmixpp/mca/parameters.hpp>
 
 extern char **environ;
 
@@ -34,6 +40,43 @@ namespace {
 
 auto log() {
     return mca::framework_logger("server");
+}
+
+// The variable-name prefixes PMIX_SETUP_APP_ENVARS carries to the job's
+// processes: the library's and the fabric libraries' (libfabric, UCX, PSM2)
+// and Open MPI's parameters, unless server_base_setup_envar_prefixes says
+// otherwise (comma-separated).
+const std::vector<std::string> &envar_prefixes() {
+    static const std::vector<std::string> prefixes = [] {
+        mca::ParamSpec spec;
+        spec.name = "server_base_setup_envar_prefixes";
+        spec.framework = "server";
+        spec.component = "base";
+        spec.type = mca::ParamType::string;
+        spec.description =
+            "Comma-separated prefixes of the server's environment variables that "
+            "PMIx_server_setup_application with PMIX_SETUP_APP_ENVARS passes to the job's "
+            "processes";
+        spec.default_value = "PMIX_MCA_,FI_,UCX_,PSM2_,OMPI_MCA_";
+        auto result = mca::ParameterRegistry::process_wide().register_param(spec);
+        const std::string text = result ? result.value().value : spec.default_value;
+        std::vector<std::string> out;
+        std::string_view rest(text);
+        while (!rest.empty()) {
+            const auto comma = rest.find(',');
+            const std::string_view one = rest.substr(0, comma);
+            if (!one.empty()) out.emplace_back(one);
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        }
+        return out;
+    }();
+    return prefixes;
+}
+
+bool carried(std::string_view name) {
+    for (const auto &p : envar_prefixes())
+        if (name.rfind(p, 0) == 0) return true;
+    return false;
 }
 
 bool flag_set(const pmix_info_t &i) {
@@ -55,7 +98,7 @@ mca::Result<wire::InfoArray> Server::setup_application(const std::string &nspace
         for (char **e = environ; e != nullptr && *e != nullptr; ++e) {
             std::string_view entry(*e);
             const auto eq = entry.find('=');
-            if (entry.rfind("PMIX_MCA_", 0) != 0 || eq == std::string_view::npos) continue;
+            if (eq == std::string_view::npos || !carried(entry.substr(0, eq))) continue;
             const std::string name(entry.substr(0, eq));
             const std::string value(entry.substr(eq + 1));
             pmix_envar_t envar{const_cast<char *>(name.c_str()), const_cast<char *>(value.c_str()),
