@@ -17,6 +17,7 @@ namespace pmixrun {
 namespace {
 
 BindTo g_policy = BindTo::none;
+std::uint32_t g_tcp_ports = 0;
 
 hwloc_topology_t topology() {
     static const hwloc_topology_t topo = [] {
@@ -80,6 +81,14 @@ const std::string &shared_topology_file() {
         return f;
     }();
     return file.path;
+}
+
+void set_tcp_ports(std::uint32_t per_process) {
+    g_tcp_ports = per_process;
+}
+
+std::uint32_t tcp_ports() {
+    return g_tcp_ports;
 }
 
 void set_bind_to(BindTo policy) {

@@ -25,6 +25,11 @@ bool placement_strings(std::uint32_t slot, std::string &cpuset, std::string &loc
 // pmixrun exits; empty when there is no topology to share.
 const std::string &shared_topology_file();
 
+// `--tcp-ports N`: every job asks the pnet framework for a "tcp" fabric of N
+// ports per process (PMIX_ALLOC_FABRIC in setup_application; 0: none).
+void set_tcp_ports(std::uint32_t per_process);
+std::uint32_t tcp_ports();
+
 // Binds the calling thread to the `slot`-th process's cpus for its lifetime
 // (a child started meanwhile inherits them), then restores the thread's
 // binding; does nothing under --bind-to none.

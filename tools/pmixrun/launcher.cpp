@@ -86,6 +86,16 @@ pmix_status_t set_up_job(const std::string &nspace, const char *node_map, const 
     add_info(request, PMIX_NODE_MAP, node_map, PMIX_STRING);
     add_info(request, PMIX_PROC_MAP, proc_map, PMIX_STRING);
     add_info(request, PMIX_SETUP_APP_ENVARS, &yes, PMIX_BOOL);
+    if (std::uint32_t ports = tcp_ports(); ports > 0) {  // --tcp-ports (binding.hpp)
+        std::vector<pmix_info_t> fabric;
+        const std::string id = "pmixrun-tcp-" + nspace;
+        add_info(fabric, PMIX_ALLOC_FABRIC_ID, id.c_str(), PMIX_STRING);
+        add_info(fabric, PMIX_ALLOC_FABRIC_TYPE, "tcp", PMIX_STRING);
+        add_info(fabric, PMIX_ALLOC_FABRIC_ENDPTS, &ports, PMIX_UINT32);
+        pmix_data_array_t array{PMIX_INFO, fabric.size(), fabric.data()};
+        add_info(request, PMIX_ALLOC_FABRIC, &array, PMIX_DATA_ARRAY);
+        for (auto &x : fabric) PMIx_Value_destruct(&x.value);
+    }
     Waiter<SetupResult> app;
     pmix_status_t rc = PMIx_server_setup_application(nspace.c_str(), request.data(), request.size(),
                                                      on_setup_application, &app);
