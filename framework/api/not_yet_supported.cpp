@@ -156,26 +156,6 @@ PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t * /*topo*/,
     return unavailable();
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Load_topology(pmix_topology_t * /*topo*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Parse_cpuset_string(const char * /*cpuset_string*/,
-                                                   pmix_cpuset_t * /*cpuset*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Get_cpuset(pmix_cpuset_t * /*cpuset*/,
-                                          pmix_bind_envelope_t /*ref*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Get_relative_locality(const char * /*locality1*/,
-                                                     const char * /*locality2*/,
-                                                     pmix_locality_t * /*locality*/) {
-    return unavailable();
-}
-
 PMIX_EXPORT void PMIx_Progress(void) {
     // Nothing to drive: no runtime, no progress engine yet.
 }
@@ -209,18 +189,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t * /*info*/, 
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Register_attributes(char * /*function*/, char ** /*attrs*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_generate_locality_string(const pmix_cpuset_t * /*cpuset*/,
-                                                               char **locality) {
-    clear_out(locality);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_generate_cpuset_string(const pmix_cpuset_t * /*cpuset*/,
-                                                             char **cpuset_string) {
-    clear_out(cpuset_string);
     return unavailable();
 }
 

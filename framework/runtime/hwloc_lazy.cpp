@@ -4,7 +4,7 @@
 // values (wire/codec.cpp), yet linking it made every process that loads
 // libpmix map libhwloc and libudev and resolve their relocations before main()
 // (bench/README.md, "Where PMIx_Init's time goes"). These definitions stand in
-// for the ten functions the codec calls: the first call opens libhwloc
+// for the functions the codec and runtime/topology.cpp call: the first call opens libhwloc
 // (PMIXPP_HWLOC_SONAME, the library the build found) and every call forwards
 // to it. They are not exported (libpmix.map), and -Bsymbolic binds libpmix's
 // own calls to them. Without libhwloc, each reports failure the way hwloc does
@@ -111,6 +111,64 @@ int hwloc_bitmap_list_sscanf(hwloc_bitmap_t bitmap, const char *string) {
         return -1;
     }
     return target(bitmap, string);
+}
+
+// runtime/topology.cpp: PMIx_Load_topology, PMIx_Get_cpuset, the locality strings.
+int hwloc_get_type_depth(hwloc_topology_t topology, hwloc_obj_type_t type) {
+    PMIXPP_HWLOC_TARGET(hwloc_get_type_depth);
+    return target != nullptr ? target(topology, type) : HWLOC_TYPE_DEPTH_UNKNOWN;
+}
+
+unsigned hwloc_get_nbobjs_by_depth(hwloc_topology_t topology, int depth) {
+    PMIXPP_HWLOC_TARGET(hwloc_get_nbobjs_by_depth);
+    return target != nullptr ? target(topology, depth) : 0U;
+}
+
+hwloc_obj_t hwloc_get_obj_by_depth(hwloc_topology_t topology, int depth, unsigned idx) {
+    PMIXPP_HWLOC_TARGET(hwloc_get_obj_by_depth);
+    return target != nullptr ? target(topology, depth, idx) : nullptr;
+}
+
+int hwloc_get_cpubind(hwloc_topology_t topology, hwloc_cpuset_t set, int flags) {
+    PMIXPP_HWLOC_TARGET(hwloc_get_cpubind);
+    if (target == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return target(topology, set, flags);
+}
+
+int hwloc_bitmap_set(hwloc_bitmap_t bitmap, unsigned id) {
+    PMIXPP_HWLOC_TARGET(hwloc_bitmap_set);
+    return target != nullptr ? target(bitmap, id) : -1;
+}
+
+int hwloc_bitmap_iszero(hwloc_const_bitmap_t bitmap) {
+    PMIXPP_HWLOC_TARGET(hwloc_bitmap_iszero);
+    return target != nullptr ? target(bitmap) : 1;
+}
+
+int hwloc_bitmap_intersects(hwloc_const_bitmap_t bitmap1, hwloc_const_bitmap_t bitmap2) {
+    PMIXPP_HWLOC_TARGET(hwloc_bitmap_intersects);
+    return target != nullptr ? target(bitmap1, bitmap2) : 0;
+}
+
+int hwloc_topology_set_xml(hwloc_topology_t topology, const char *xmlpath) {
+    PMIXPP_HWLOC_TARGET(hwloc_topology_set_xml);
+    if (target == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return target(topology, xmlpath);
+}
+
+int hwloc_topology_set_flags(hwloc_topology_t topology, unsigned long flags) {
+    PMIXPP_HWLOC_TARGET(hwloc_topology_set_flags);
+    if (target == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return target(topology, flags);
 }
 
 }  // extern "C"

@@ -154,6 +154,7 @@ void Server::stop() {
     clients_.clear();
     modex_.clear();
     local_support_.clear();
+    networks_.reset();
     cleanup_.clear();
     monitoring_.clear();
     events_.clear();
@@ -262,6 +263,7 @@ void Server::client_departed(const ProcKey &key, Departure why) {
 
 void Server::job_deregistered(const std::string &nspace) {
     local_support_.erase(nspace);
+    network_job_deregistered(nspace);  // setup.cpp
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -536,6 +538,7 @@ mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) 
     const char *tmp = std::getenv("TMPDIR");
     env["PMIX_SYSTEM_TMPDIR"] = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
     apply_local_support(key.first, env);
+    if (auto st = network_fork(proc, env); !st.ok()) return st;  // setup.cpp
     for (auto *ptl : transports_->modules()) {
         auto st = ptl->setup_fork(proc, env);
         if (!st.ok()) return st;

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -41,6 +42,7 @@
 #include "server/rendezvous.hpp"
 #include "server/requests.hpp"
 #include "server/upcalls.hpp"
+#include "pnet/pnet_base.hpp"
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
 #include "wire/message.hpp"
@@ -168,6 +170,11 @@ class Server : private DepartureListener {
 
     // Local support environment of a job's children (setup.cpp).
     void apply_local_support(const std::string &nspace, mca::Environment &env) const;
+    // The pnet modules (setup.cpp): opened on first use, none when no
+    // component is usable; each child's network environment; a job's release.
+    mca::Result<pnet_base::Networks *> networks();
+    mca::Status network_fork(const pmix_proc_t &proc, mca::Environment &env);
+    void network_job_deregistered(const std::string &nspace);
 
     // The job-level blob of a registered nspace (empty: none).
     std::vector<std::uint8_t> job_blob(const std::string &nspace);
@@ -184,6 +191,7 @@ class Server : private DepartureListener {
     ClientTable clients_;  // jobs and client records; departures
     // What PMIx_server_setup_local_support was given, per nspace (setup.cpp).
     std::map<std::string, wire::InfoArray> local_support_;
+    std::optional<pnet_base::Networks> networks_;  // network: setup.cpp
     // Tools (tool.cpp): whether the host accepts them, the connected tools
     // (each a ClientRecord of its nspace) and the nspaces created for them.
     bool tool_support_ = false;

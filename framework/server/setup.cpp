@@ -4,11 +4,15 @@
 // setup_application (the launcher's server) answers, through its callback,
 // the info the host must deliver to setup_local_support on every node of the
 // job. Today that is, with PMIX_SETUP_APP_ENVARS / PMIX_SETUP_APP_ALL, one
-// PMIX_SET_ENVAR per PMIX_MCA_* variable of the server's environment (the
-// library's parameters travel to the job's processes on every node); the
-// pnet framework will add its network set-up here. setup_local_support keeps
-// what it gets per nspace, and setup_fork applies its PMIX_SET_ENVAR /
-// PMIX_ADD_ENVAR entries to each child of that nspace.
+// PMIX_SET_ENVAR per PMIX_MCA_*, FI_*, UCX_*, PSM2_* and OMPI_MCA_* variable
+// of the server's environment (parameter server_base_setup_envar_prefixes:
+// the library's and the fabrics' settings travel to the job's processes on
+// every node), then
+// what every pnet module emits (framework/pnet/README.md). setup_local_support
+// hands what it gets to every pnet module and keeps it per nspace; setup_fork
+// applies its PMIX_SET_ENVAR / PMIX_ADD_ENVAR entries to each child of that
+// nspace, then each module's setup_fork; deregistering the nspace releases
+// the modules' state (network_job_deregistered).
 //
 // Both calls run on the progress thread and call their callback exactly once,
 // from it.
@@ -16,13 +20,17 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "mca/logging.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
 #include "server/server.hpp"
 #include "wire/codec.hpp"
+
+#include <pmixpp/mca/parameters.hpp>
 
 extern char **environ;
 
@@ -32,6 +40,43 @@ namespace {
 
 auto log() {
     return mca::framework_logger("server");
+}
+
+// The variable-name prefixes PMIX_SETUP_APP_ENVARS carries to the job's
+// processes: the library's and the fabric libraries' (libfabric, UCX, PSM2)
+// and Open MPI's parameters, unless server_base_setup_envar_prefixes says
+// otherwise (comma-separated).
+const std::vector<std::string> &envar_prefixes() {
+    static const std::vector<std::string> prefixes = [] {
+        mca::ParamSpec spec;
+        spec.name = "server_base_setup_envar_prefixes";
+        spec.framework = "server";
+        spec.component = "base";
+        spec.type = mca::ParamType::string;
+        spec.description =
+            "Comma-separated prefixes of the server's environment variables that "
+            "PMIx_server_setup_application with PMIX_SETUP_APP_ENVARS passes to the job's "
+            "processes";
+        spec.default_value = "PMIX_MCA_,FI_,UCX_,PSM2_,OMPI_MCA_";
+        auto result = mca::ParameterRegistry::process_wide().register_param(spec);
+        const std::string text = result ? result.value().value : spec.default_value;
+        std::vector<std::string> out;
+        std::string_view rest(text);
+        while (!rest.empty()) {
+            const auto comma = rest.find(',');
+            const std::string_view one = rest.substr(0, comma);
+            if (!one.empty()) out.emplace_back(one);
+            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        }
+        return out;
+    }();
+    return prefixes;
+}
+
+bool carried(std::string_view name) {
+    for (const auto &p : envar_prefixes())
+        if (name.rfind(p, 0) == 0) return true;
+    return false;
 }
 
 bool flag_set(const pmix_info_t &i) {
@@ -53,7 +98,7 @@ mca::Result<wire::InfoArray> Server::setup_application(const std::string &nspace
         for (char **e = environ; e != nullptr && *e != nullptr; ++e) {
             std::string_view entry(*e);
             const auto eq = entry.find('=');
-            if (entry.rfind("PMIX_MCA_", 0) != 0 || eq == std::string_view::npos) continue;
+            if (eq == std::string_view::npos || !carried(entry.substr(0, eq))) continue;
             const std::string name(entry.substr(0, eq));
             const std::string value(entry.substr(eq + 1));
             pmix_envar_t envar{const_cast<char *>(name.c_str()), const_cast<char *>(value.c_str()),
@@ -63,6 +108,27 @@ mca::Result<wire::InfoArray> Server::setup_application(const std::string &nspace
             PMIx_Info_load(&out.back(), PMIX_SET_ENVAR, &envar, PMIX_ENVAR);
         }
     }
+    // The network modules' launch info (pnet.hpp), after the variables.
+    auto nets = networks();
+    mca::Status net_status = nets ? mca::Status::success() : nets.status();
+    if (nets) {
+        const mca::KeyValueSink sink = [&out](std::string_view key, const pmix_value_t &value) {
+            out.emplace_back();
+            std::memset(&out.back(), 0, sizeof(pmix_info_t));
+            const std::string k(key);
+            PMIX_LOAD_KEY(out.back().key, k.c_str());
+            PMIx_Value_xfer(&out.back().value, &value);
+        };
+        for (auto *net : nets.value()->modules()) {
+            net_status = net->setup_application(nspace, info, sink);
+            if (!net_status.ok()) break;
+        }
+    }
+    if (!net_status.ok()) {
+        log()->error("server: setup_application {}: {}", nspace, net_status.message());
+        for (auto &i : out) PMIx_Value_destruct(&i.value);
+        return net_status;
+    }
     log()->debug("server: setup_application {}: {} entries", nspace, out.size());
     auto copy = wire::InfoArray::copy_of(out.data(), out.size());
     for (auto &i : out) PMIx_Value_destruct(&i.value);
@@ -71,8 +137,50 @@ mca::Result<wire::InfoArray> Server::setup_application(const std::string &nspace
 }
 
 pmix_status_t Server::setup_local_support(const std::string &nspace, wire::InfoArray info) {
+    auto nets = networks();
+    if (!nets) return nets.status().code();
+    for (auto *net : nets.value()->modules()) {
+        auto st = net->setup_local_support(nspace, info.span());
+        if (!st.ok()) {
+            log()->error("server: setup_local_support {}: {}", nspace, st.message());
+            for (auto *done : nets.value()->modules()) done->deregister_job(nspace);
+            return st.code();
+        }
+    }
     local_support_[nspace] = std::move(info);
     return PMIX_SUCCESS;
+}
+
+mca::Result<pnet_base::Networks *> Server::networks() {
+    if (!networks_) {
+        auto opened = pnet_base::open(mca::ComponentRepository::process_wide());
+        if (opened) {
+            networks_ = std::move(opened).value();
+        } else if (opened.error().status == mca::McaStatus::no_module) {
+            networks_.emplace();  // no network set-up for jobs (framework/pnet/README.md)
+        } else {
+            log()->error("server: {}", opened.error().message);
+            return mca::Status(PMIX_ERR_NOT_AVAILABLE, opened.error().message);
+        }
+    }
+    return &*networks_;
+}
+
+mca::Status Server::network_fork(const pmix_proc_t &proc, mca::Environment &env) {
+    if (!networks_) return mca::Status::success();  // no job was set up for a network
+    for (auto *net : networks_->modules()) {
+        auto st = net->setup_fork(proc, env);
+        if (!st.ok()) {
+            log()->error("server: setup_fork: {}", st.message());
+            return st;
+        }
+    }
+    return mca::Status::success();
+}
+
+void Server::network_job_deregistered(const std::string &nspace) {
+    if (!networks_) return;
+    for (auto *net : networks_->modules()) net->deregister_job(nspace);
 }
 
 void Server::apply_local_support(const std::string &nspace, mca::Environment &env) const {

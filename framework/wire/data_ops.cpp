@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 
+#include "runtime/topology.hpp"
 #include "wire/codec.hpp"
 #include "wire/fields.hpp"
 
@@ -67,7 +68,8 @@ class Destroyer {
     void type_tag(pmix_data_type_t &) {}
     void pointer(void *&) {}  // PMIX_POINTER never owns what it points to
     void topology(pmix_topology_t &t) {
-        if (is_hwloc(t.source) && t.topology)
+        // PMIx_Load_topology hands out the library's own topology: the library frees it.
+        if (is_hwloc(t.source) && t.topology && !runtime::is_local_topology(t.topology))
             hwloc_topology_destroy(static_cast<hwloc_topology_t>(t.topology));
         t.topology = nullptr;
         str(t.source);

@@ -62,6 +62,11 @@ static void wait_for(int *counter) {
 
 int main(void) {
     setenv("PMIX_MCA_setup_host_test", "carried", 1);
+    /* network (issue 16): the fabric libraries' variables travel too
+     * (server_base_setup_envar_prefixes), others do not. */
+    setenv("FI_PROVIDER", "tcp", 1);
+    setenv("UCX_TLS", "tcp", 1);
+    setenv("SETUP_HOST_NOT_CARRIED", "no", 1);
     pmix_server_module_t module;
     memset(&module, 0, sizeof module);
     pmix_status_t rc = PMIx_server_init(&module, NULL, 0);
@@ -104,6 +109,15 @@ int main(void) {
     }
     CHECK(found, "setup_application's answer (%zu entries) lacks PMIX_MCA_setup_host_test",
           nanswer);
+    int fabric_vars = 0;
+    for (size_t i = 0; i < nanswer; ++i) {
+        if (!PMIX_CHECK_KEY(&answer[i], PMIX_SET_ENVAR) || answer[i].value.type != PMIX_ENVAR)
+            continue;
+        const char *name = answer[i].value.data.envar.envar;
+        if (strcmp(name, "FI_PROVIDER") == 0 || strcmp(name, "UCX_TLS") == 0) ++fabric_vars;
+        CHECK(strcmp(name, "SETUP_HOST_NOT_CARRIED") != 0, "SETUP_HOST_NOT_CARRIED carried");
+    }
+    CHECK(fabric_vars == 2, "%d of FI_PROVIDER, UCX_TLS carried", fabric_vars);
 
     /* --- setup_local_support with that answer, then release it --- */
     rc = PMIx_server_setup_local_support(ns, answer, nanswer, on_local, NULL);

@@ -1,4 +1,6 @@
 #include "launcher.hpp"
+
+#include "binding.hpp"
 #include "events.hpp"
 #include "job_control.hpp"
 #include "job_services.hpp"
@@ -85,6 +87,16 @@ pmix_status_t set_up_job(const std::string &nspace, const char *node_map, const 
     add_info(request, PMIX_NODE_MAP, node_map, PMIX_STRING);
     add_info(request, PMIX_PROC_MAP, proc_map, PMIX_STRING);
     add_info(request, PMIX_SETUP_APP_ENVARS, &yes, PMIX_BOOL);
+    if (std::uint32_t ports = tcp_ports(); ports > 0) {  // --tcp-ports (binding.hpp)
+        std::vector<pmix_info_t> fabric;
+        const std::string id = "pmixrun-tcp-" + nspace;
+        add_info(fabric, PMIX_ALLOC_FABRIC_ID, id.c_str(), PMIX_STRING);
+        add_info(fabric, PMIX_ALLOC_FABRIC_TYPE, "tcp", PMIX_STRING);
+        add_info(fabric, PMIX_ALLOC_FABRIC_ENDPTS, &ports, PMIX_UINT32);
+        pmix_data_array_t array{PMIX_INFO, fabric.size(), fabric.data()};
+        add_info(request, PMIX_ALLOC_FABRIC, &array, PMIX_DATA_ARRAY);
+        for (auto &x : fabric) PMIx_Value_destruct(&x.value);
+    }
     Waiter<SetupResult> app;
     pmix_status_t rc = PMIx_server_setup_application(nspace.c_str(), request.data(), request.size(),
                                                      on_setup_application, &app);
@@ -216,6 +228,8 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         bool yes = true;
         add_info(info, PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
     }
+    if (const std::string &topo = shared_topology_file(); !topo.empty())
+        add_info(info, PMIX_TOPOLOGY_FILE, topo.c_str(), PMIX_STRING);  // binding.hpp
     if (spec.spawned) {
         bool yes = true;
         add_info(info, PMIX_SPAWNED, &yes, PMIX_BOOL);
@@ -242,6 +256,11 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         add_info(pd, PMIX_NODEID, &zero, PMIX_UINT32);
         add_info(pd, PMIX_APPNUM, &appnum, PMIX_UINT32);
         add_info(pd, PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
+        std::string cpuset, locality;  // where the process runs (binding.hpp)
+        if (placement_strings(offset + r, cpuset, locality)) {
+            add_info(pd, PMIX_CPUSET, cpuset.c_str(), PMIX_STRING);
+            add_info(pd, PMIX_LOCALITY_STRING, locality.c_str(), PMIX_STRING);
+        }
         pmix_data_array_t darray{PMIX_INFO, pd.size(), pd.data()};
         add_info(info, PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
         for (auto &x : pd) PMIx_Value_destruct(&x.value);
@@ -323,6 +342,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
                 actions_p = &actions;
             }
             pid_t pid = -1;
+            const SpawnBinding binding(offset + rank);  // the child inherits it
             const int err =
                 posix_spawn(&pid, paths[a].c_str(), actions_p, nullptr, child_argv.data(), cenv);
             if (actions_p != nullptr) posix_spawn_file_actions_destroy(actions_p);

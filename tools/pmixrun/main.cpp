@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "allocation.hpp"
+#include "binding.hpp"
 #include "data_server.hpp"
 #include "events.hpp"
 #include "job_control.hpp"
@@ -51,7 +52,9 @@ extern char **environ;
 namespace {
 
 constexpr const char *kUsage =
-    "usage: pmixrun -n N [-x VAR[=value]]... [--timeout SECONDS] program [args...]\n"
+    "usage: pmixrun -n N [-x VAR[=value]]... [--timeout SECONDS] [--bind-to core|none]\n"
+    "               [--tcp-ports N]\n"
+    "               program [args...]\n"
     "\n"
     "Runs N copies of program as one PMIx job on this node.\n"
     "  -n, --np N           number of processes (1 or more)\n"
@@ -59,6 +62,10 @@ constexpr const char *kUsage =
     "  --timeout SECONDS    terminate the job after SECONDS; exit status 124\n"
     "  --monitor-kill       terminate the job on a monitor alert the application did not\n"
     "                       ask to handle itself (PMIX_MONITOR_APP_CONTROL); exit status 1\n"
+    "  --bind-to core|none  bind the k-th process to core k (modulo the cores), or not\n"
+    "                       (default); each learns its PMIX_CPUSET and PMIX_LOCALITY_STRING\n"
+    "  --tcp-ports N        give each process N TCP ports and its job a key (pnet_tcp;\n"
+    "                       docs/network.md)\n"
     "  -h, --help           this text\n"
     "Exit status: the job's (the abort status, or the first failing process's).\n"
     "SIGUSR1 to pmixrun: PMIX_JCTRL_PREEMPT_ALERT to the processes that declared\n"
@@ -124,6 +131,24 @@ int main(int argc, char **argv) {
                 return usage_error(std::string("bad timeout '") + v + "'");
         } else if (a == "--monitor-kill") {
             monitor_kill = true;
+        } else if (a == "--bind-to") {
+            const char *v = value("--bind-to");
+            const std::string policy = v != nullptr ? v : "";
+            if (policy == "core") {
+                pmixrun::set_bind_to(pmixrun::BindTo::core);
+            } else if (policy == "none") {
+                pmixrun::set_bind_to(pmixrun::BindTo::none);
+            } else {
+                return usage_error("option --bind-to needs core or none");
+            }
+        } else if (a == "--tcp-ports") {
+            const char *v = value("--tcp-ports");
+            char *end = nullptr;
+            if (v == nullptr) return usage_error("option --tcp-ports needs a number of ports");
+            const long ports = std::strtol(v, &end, 10);
+            if (*end != '\0' || ports < 1 || ports > 65535)
+                return usage_error(std::string("bad port count '") + v + "'");
+            pmixrun::set_tcp_ports(static_cast<std::uint32_t>(ports));
         } else if (a == "--") {
             ++i;
             break;
