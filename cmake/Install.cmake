@@ -27,3 +27,6 @@ install(FILES ${PROJECT_BINARY_DIR}/pmix.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/
 install(FILES ${PROJECT_SOURCE_DIR}/etc/pmix-mca-params.conf DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}
   COMPONENT core)
 
+# Manual pages (docs/man), in the bin package; tests/packages checks them against --help.
+install(FILES ${PROJECT_SOURCE_DIR}/docs/man/pmixrun.1 ${PROJECT_SOURCE_DIR}/docs/man/pmix_info.1
+  DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT bin)

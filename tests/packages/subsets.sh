@@ -5,7 +5,7 @@
 #   subsets.sh CPACK BUILD_DIR PACKAGE_PREFIX LIBDIR BINDIR EXAMPLES_DIR DEBIAN_FILES
 #
 # 1. `cpack -G DEB` from BUILD_DIR into a temporary directory (one run);
-# 2. no file of ours is outside PACKAGE_PREFIX, and none has the path of a file
+# 2. pmixpp-bin ships pmixrun(1) and pmix_info(1); no file of ours is outside PACKAGE_PREFIX, and none has the path of a file
 #    of Debian's libpmix2/libpmix-dev/libpmix-bin/python3-pmix (DEBIAN_FILES plus
 #    `dpkg -L` of those installed here);
 # 3. each package's ELF files: every NEEDED library is ours (libpmix.so.2, and the
@@ -55,7 +55,10 @@ for p in "${!deb[@]}"; do
     clash=$(sort -u "$work/files.$p" | comm -12 - "$work/debian_files")
     [ -z "$clash" ] || fail "$p ships files of Debian's OpenPMIx packages: $clash"
 done
-echo "paths: all under $PREFIX, none of Debian's OpenPMIx"
+for page in pmixrun.1 pmix_info.1; do
+    grep -q "/man1/$page\(\.gz\)\?$" "$work/files.pmixpp-bin" || fail "pmixpp-bin does not ship the man page $page"
+done
+echo "paths: all under $PREFIX, none of Debian's OpenPMIx; pmixpp-bin has the man pages"
 
 # 3. NEEDED against Depends
 owner_of() {  # system package owning the library at path $1

@@ -16,6 +16,7 @@
 // registered for them get PMIX_ERR_PROC_ABORTED when a peer calls PMIx_Abort
 // and PMIX_EVENT_PROC_TERMINATED when a peer ends abnormally (events.hpp).
 // Tools of the same user may connect (PMIx_tool_init; tools.hpp, docs/tools.md).
+#include <pmix.h>
 #include <pmix_server.h>
 
 #include <signal.h>
@@ -53,6 +54,7 @@ constexpr const char *kUsage =
     "  -n, --np N           number of processes (1 or more)\n"
     "  -x VAR[=value]       export VAR to the processes (its value here, or the given one)\n"
     "  --timeout SECONDS    terminate the job after SECONDS; exit status 124\n"
+    "  -V, --version        pmixrun's version and the library's PMIx_Get_version()\n"
     "  -h, --help           this text\n"
     "Exit status: the job's (the abort status, or the first failing process's).\n"
     "SIGUSR1 to pmixrun: PMIX_JCTRL_PREEMPT_ALERT to the processes that declared\n"
@@ -94,6 +96,14 @@ int main(int argc, char **argv) {
         };
         if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
+            return 0;
+        } else if (a == "-V" || a == "--version") {
+            // The library's string is "pmixpp <version> (PMIx Standard: ...)".
+            const std::string lib = PMIx_Get_version();
+            const auto sp = lib.find(' ');
+            const std::string ver =
+                sp == std::string::npos ? lib : lib.substr(sp + 1, lib.find(' ', sp + 1) - sp - 1);
+            std::printf("pmixrun (pmixpp) %s\nPMIx_Get_version(): %s\n", ver.c_str(), lib.c_str());
             return 0;
         } else if (a == "-n" || a == "--np" || a == "-np") {
             const char *v = value("-n");
