@@ -13,6 +13,12 @@
 #                                        file a name its descriptor does not match
 #       [TARGET <name>]                  CMake target name (default: the file name)
 #       [NO_INSTALL]                     do not install (test components)
+#       [PACKAGE <name>]                 the install component, i.e. the Debian
+#                                        package (cmake/Packaging.cmake) it goes in:
+#                                        default "core" for the frameworks the core
+#                                        cannot start without (PMIXPP_CORE_FRAMEWORKS),
+#                                        else <fw>_<comp> (a package of its own);
+#                                        a family shares one by naming it here
 #       [DSO_ONLY])                      never compiled into libpmix
 #
 # In tree, <fw>_<comp> in PMIXPP_COMPONENTS_DISABLE leaves the component out, and
@@ -23,8 +29,12 @@
 # Sets PMIXPP_COMPONENT_TARGET in the caller's scope (empty when disabled).
 include_guard(GLOBAL)
 
+# The frameworks libpmix cannot start without: their components install with the
+# core library (install component "core", package libpmixpp2).
+set(PMIXPP_CORE_FRAMEWORKS ptl gds evcache)
+
 function(pmixpp_add_component fw comp)
-  cmake_parse_arguments(PARSE_ARGV 2 ARG "NO_INSTALL;DSO_ONLY" "OUTPUT_DIRECTORY;FILE_NAME;TARGET"
+  cmake_parse_arguments(PARSE_ARGV 2 ARG "NO_INSTALL;DSO_ONLY" "OUTPUT_DIRECTORY;FILE_NAME;TARGET;PACKAGE"
                         "SOURCES;LINK_LIBRARIES;INCLUDE_DIRECTORIES")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "pmixpp_add_component(${fw} ${comp}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
@@ -112,7 +122,18 @@ function(pmixpp_add_component fw comp)
     target_link_options(${target} PRIVATE -static-libstdc++ "LINKER:--exclude-libs,ALL")
   endif()
   if(NOT ARG_NO_INSTALL)
-    install(TARGETS ${target} LIBRARY DESTINATION ${PMIXPP_COMPONENT_INSTALL_DIR})
+    # The install component is the package the DSO ships in (docs/packaging.md).
+    if(ARG_PACKAGE)
+      set(package ${ARG_PACKAGE})
+    elseif(fw IN_LIST PMIXPP_CORE_FRAMEWORKS)
+      set(package core)
+    else()
+      set(package ${name})
+    endif()
+    install(TARGETS ${target} LIBRARY DESTINATION ${PMIXPP_COMPONENT_INSTALL_DIR} COMPONENT ${package})
+    if(NOT PMIXPP_OUT_OF_TREE)
+      set_property(GLOBAL APPEND PROPERTY PMIXPP_PACKAGE_COMPONENTS ${package})
+    endif()
     # In tree: the installed component finds the libpmix of its prefix (the
     # top-level CMakeLists.txt). Out of tree the core's prefix may be another.
     if(NOT PMIXPP_OUT_OF_TREE)

@@ -8,6 +8,7 @@
 # tests run on our library (docs/dropin.md). rsyslog and python3-aiosmtpd: the
 # logging tests run a private rsyslogd and SMTP server (tests/logging);
 # libcurl4-openssl-dev: the email log channel (components/plog_email, optional).
+# file (with dpkg-dev, from build-essential): cpack -G DEB and tests/packages.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -19,4 +20,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     libgtest-dev libgmock-dev \
     libpmix-dev python3-pmix \
     openmpi-bin libopenmpi-dev \
-    rsyslog python3-aiosmtpd libcurl4-openssl-dev
+    rsyslog python3-aiosmtpd libcurl4-openssl-dev \
+    file

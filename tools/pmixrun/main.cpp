@@ -18,6 +18,7 @@
 // Tools of the same user may connect (PMIx_tool_init; tools.hpp, docs/tools.md).
 // Process monitoring is the library's (PMIX_SERVER_ENABLE_MONITORING); alerts
 // get pmixrun's default action (monitoring.hpp, docs/monitoring.md).
+#include <pmix.h>
 #include <pmix_server.h>
 
 #include <signal.h>
@@ -66,6 +67,7 @@ constexpr const char *kUsage =
     "                       (default); each learns its PMIX_CPUSET and PMIX_LOCALITY_STRING\n"
     "  --tcp-ports N        give each process N TCP ports and its job a key (pnet_tcp;\n"
     "                       docs/network.md)\n"
+    "  -V, --version        pmixrun's version and the library's PMIx_Get_version()\n"
     "  -h, --help           this text\n"
     "Exit status: the job's (the abort status, or the first failing process's).\n"
     "SIGUSR1 to pmixrun: PMIX_JCTRL_PREEMPT_ALERT to the processes that declared\n"
@@ -108,6 +110,14 @@ int main(int argc, char **argv) {
         };
         if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
+            return 0;
+        } else if (a == "-V" || a == "--version") {
+            // The library's string is "pmixpp <version> (PMIx Standard: ...)".
+            const std::string lib = PMIx_Get_version();
+            const auto sp = lib.find(' ');
+            const std::string ver =
+                sp == std::string::npos ? lib : lib.substr(sp + 1, lib.find(' ', sp + 1) - sp - 1);
+            std::printf("pmixrun (pmixpp) %s\nPMIx_Get_version(): %s\n", ver.c_str(), lib.c_str());
             return 0;
         } else if (a == "-n" || a == "--np" || a == "-np") {
             const char *v = value("-n");
