@@ -176,6 +176,14 @@ static int tool_mode(const char *text) {
     if (rc != PMIX_SUCCESS) fail("PMIx_tool_init", rc);
     printf("tool identity %s:%u\n", me.nspace, me.rank);
     fflush(stdout);
+    /* The default text names the tool's identity, so that the test can check
+     * that the record's source is that identity (whatever the tool is: its own
+     * nspace, or the job's rank when a launcher started it). */
+    char own[PMIX_MAX_NSLEN + 64];
+    if (text == NULL) {
+        snprintf(own, sizeof own, "tool %s:%u says hello", me.nspace, me.rank);
+        text = own;
+    }
     expect("tool syslog", log1(PMIX_LOG_SYSLOG, text, NULL, 0), PMIX_SUCCESS);
     PMIx_tool_finalize();
     ok("tool");
@@ -188,7 +196,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *mode = argv[1];
-    if (strcmp(mode, "tool") == 0) return tool_mode(argc > 2 ? argv[2] : "tool says hello");
+    if (strcmp(mode, "tool") == 0) return tool_mode(argc > 2 ? argv[2] : NULL);
     pmix_proc_t me;
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
     if (rc != PMIX_SUCCESS) fail("PMIx_Init", rc);

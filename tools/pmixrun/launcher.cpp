@@ -305,6 +305,15 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
     universe_ += n;
 
     // --- launch ---
+    // Every rank is in the proc table before the first one runs: a process
+    // that queries it early sees its peers as launching, not missing.
+    {
+        pmix_rank_t r = 0;
+        for (std::size_t a = 0; a < spec.apps.size(); ++a) {
+            for (uint32_t k = 0; k < spec.apps[a].nprocs; ++k, ++r)
+                tools_proc_launching(proc_of(r), paths[a]);
+        }
+    }
     pmix_rank_t rank = 0;
     for (std::size_t a = 0; a < spec.apps.size(); ++a) {
         const AppSpec &app = spec.apps[a];
@@ -342,9 +351,13 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
                 actions_p = &actions;
             }
             pid_t pid = -1;
+            int err = 0;
             const SpawnBinding binding(offset + rank);  // the child inherits it
-            const int err =
-                posix_spawn(&pid, paths[a].c_str(), actions_p, nullptr, child_argv.data(), cenv);
+            tools_spawn_recorded(proc, paths[a], [&] {  // tools.hpp: the proc table
+                err = posix_spawn(&pid, paths[a].c_str(), actions_p, nullptr, child_argv.data(),
+                                  cenv);
+                return err == 0 ? pid : -1;
+            });
             if (actions_p != nullptr) posix_spawn_file_actions_destroy(actions_p);
             for (char **e = cenv; *e != nullptr; ++e) std::free(*e);
             std::free(cenv);
@@ -358,7 +371,6 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
                 if (job.nspace == nspace) ++job.running;
             }
             job_services_started(proc, pid);
-            tools_proc_started(proc, pid, paths[a]);  // tools.hpp: the proc table
         }
     }
     nspace_out = nspace;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -58,6 +59,7 @@ void on_tool_connected(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbf
 struct ProcRecord {
     pid_t pid = 0;
     std::string program;
+    bool started = false;  // false: registered, its launch under way (pid 0)
     bool ended = false;
     int code = 0;
     bool by_signal = false;
@@ -67,6 +69,7 @@ std::mutex g_table_mutex;
 std::map<std::string, std::map<pmix_rank_t, ProcRecord>> g_table;  // under g_table_mutex
 
 pmix_proc_state_t state_of(const ProcRecord &r) {
+    if (!r.started) return PMIX_PROC_STATE_LAUNCH_UNDERWAY;
     if (!r.ended) return PMIX_PROC_STATE_RUNNING;
     if (r.by_signal) return PMIX_PROC_STATE_ABORTED_BY_SIG;
     return r.code == 0 ? PMIX_PROC_STATE_TERMINATED : PMIX_PROC_STATE_TERM_NON_ZERO;
@@ -221,12 +224,26 @@ pmix_status_t on_query(pmix_proc_t *requester, pmix_query_t *queries, size_t nqu
 
 }  // namespace
 
-void tools_proc_started(const pmix_proc_t &proc, pid_t pid, const std::string &program) {
+void tools_proc_launching(const pmix_proc_t &proc, const std::string &program) {
     std::lock_guard lock(g_table_mutex);
+    ProcRecord &r = g_table[proc.nspace][proc.rank];
+    r = ProcRecord{};
+    r.program = program;
+}
+
+pid_t tools_spawn_recorded(const pmix_proc_t &proc, const std::string &program,
+                           const std::function<pid_t()> &spawn) {
+    // Under the table's lock: a query of the new process itself (answered on
+    // the server's thread) cannot overtake the record of its pid.
+    std::lock_guard lock(g_table_mutex);
+    const pid_t pid = spawn();
+    if (pid <= 0) return pid;
     ProcRecord &r = g_table[proc.nspace][proc.rank];
     r = ProcRecord{};
     r.pid = pid;
     r.program = program;
+    r.started = true;
+    return pid;
 }
 
 void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, bool by_signal) {

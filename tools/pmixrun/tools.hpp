@@ -8,13 +8,14 @@
 // "Queries"): PMIX_QUERY_PROC_TABLE / _LOCAL_PROC_TABLE with every field
 // (executable, pid, exit code, state), PMIX_QUERY_JOB_STATUS,
 // PMIX_QUERY_SPAWN_SUPPORT. The launcher reports each process's start and
-// end (tools_proc_started / _ended).
+// end (tools_proc_launching, tools_spawn_recorded, tools_proc_ended).
 #pragma once
 
 #include <pmix_server.h>
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 
 namespace pmixrun {
@@ -22,7 +23,12 @@ namespace pmixrun {
 // Sets tool_connected and query in `module`.
 void install_tool_services(pmix_server_module_t &module);
 // The launcher's reports (main thread); the query upcall reads them.
-void tools_proc_started(const pmix_proc_t &proc, pid_t pid, const std::string &program);
+// Before the launch: the rank is in the table, launching (pid 0).
+void tools_proc_launching(const pmix_proc_t &proc, const std::string &program);
+// Runs spawn() (which returns the new pid, or <= 0 on failure) and records the
+// process as started, both under the table's lock.
+pid_t tools_spawn_recorded(const pmix_proc_t &proc, const std::string &program,
+                           const std::function<pid_t()> &spawn);
 void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, bool by_signal);
 
 }  // namespace pmixrun
