@@ -2,7 +2,7 @@
  * pmixrun, N ranks: register a default event handler, read the universe
  * size, declare ourselves preemptible with checkpoint methods "signal
  * SIGUSR2" then "event PMIX_JCTRL_CHECKPOINT" (PMIx_Job_control_nb, no
- * targets), [heartbeat monitor: see the TODO below], fence, finalize.
+ * targets), ask for a heartbeat monitor and beat, fence, finalize.
  *
  * Beyond the seed, to show that the declarations took effect in the host:
  * rank 0 asks pmixrun to checkpoint rank 1, which pmixrun does by the first
@@ -146,21 +146,33 @@ int main(int argc, char **argv) {
     }
     printf("seed ok: rank %u declared preemptible with checkpoint methods\n", myproc.rank);
 
-    /* TODO(monitor helper, issue 12 deliverables 1-3): the seed now asks to be
-     * monitored by heartbeats and sends one:
-     *     PMIX_INFO_CREATE(iptr, 1);
-     *     PMIX_INFO_LOAD(&iptr[0], PMIX_MONITOR_HEARTBEAT, NULL, PMIX_POINTER);
-     *     PMIX_INFO_CREATE(info, 3);
-     *     PMIX_INFO_LOAD(&info[0], PMIX_MONITOR_ID, "MONITOR1", PMIX_STRING);
-     *     n = 5;  PMIX_INFO_LOAD(&info[1], PMIX_MONITOR_HEARTBEAT_TIME, &n, PMIX_UINT32);
-     *     n = 2;  PMIX_INFO_LOAD(&info[2], PMIX_MONITOR_HEARTBEAT_DROPS, &n, PMIX_UINT32);
-     *     PMIx_Process_monitor_nb(iptr, PMIX_MONITOR_HEARTBEAT_ALERT, info, 3, infocbfunc,
-     * &active);
-     *     ... wait for active == 0 ...
-     *     PMIx_Heartbeat();
-     * PMIx_Process_monitor_nb is not on this branch (it answers
-     * PMIX_ERR_NOT_SUPPORTED here), so this step is left out rather than
-     * faked; the lead adds it back when the monitoring branch is merged. */
+    /* The seed's heartbeat monitor: 5 s windows, alert after 2 drops (the
+     * test ends long before), then one beat. */
+    {
+        pmix_info_t *iptr, *minfo;
+        uint32_t n;
+        PMIX_INFO_CREATE(iptr, 1);
+        PMIX_INFO_LOAD(&iptr[0], PMIX_MONITOR_HEARTBEAT, NULL, PMIX_POINTER);
+        PMIX_INFO_CREATE(minfo, 3);
+        PMIX_INFO_LOAD(&minfo[0], PMIX_MONITOR_ID, "MONITOR1", PMIX_STRING);
+        n = 5;
+        PMIX_INFO_LOAD(&minfo[1], PMIX_MONITOR_HEARTBEAT_TIME, &n, PMIX_UINT32);
+        n = 2;
+        PMIX_INFO_LOAD(&minfo[2], PMIX_MONITOR_HEARTBEAT_DROPS, &n, PMIX_UINT32);
+        active = -1;
+        rc = PMIx_Process_monitor_nb(iptr, PMIX_MONITOR_HEARTBEAT_ALERT, minfo, 3, infocbfunc,
+                                     (void *)&active);
+        if (rc == PMIX_SUCCESS) rc = wait_active(&active);
+        PMIX_INFO_FREE(iptr, 1);
+        PMIX_INFO_FREE(minfo, 3);
+        if (rc != PMIX_SUCCESS) {
+            fprintf(stderr, "seed: rank %u heartbeat monitor: %s\n", myproc.rank,
+                    PMIx_Error_string(rc));
+            exit(1);
+        }
+        PMIx_Heartbeat();
+        printf("seed ok: rank %u monitored by heartbeat\n", myproc.rank);
+    }
 
     /* Beyond the seed: the host acts on the declarations. */
     PMIx_Fence(NULL, 0, NULL, 0); /* everyone declared */
