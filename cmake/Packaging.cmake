@@ -12,14 +12,7 @@
 # the $ORIGIN RUNPATHs (docs/building.md) keep working because the layout below
 # the prefix is the install layout. Dependencies on system libraries come from
 # dpkg-shlibdeps; dependencies between our packages from the component graph.
-set(_pmixpp_multiarch "${CMAKE_LIBRARY_ARCHITECTURE}")
-find_program(PMIXPP_DPKG_ARCHITECTURE dpkg-architecture)
-if(PMIXPP_DPKG_ARCHITECTURE)
-  execute_process(COMMAND ${PMIXPP_DPKG_ARCHITECTURE} -qDEB_HOST_MULTIARCH
-                  OUTPUT_VARIABLE _pmixpp_multiarch OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-endif()
-set(PMIXPP_PACKAGE_PREFIX "/usr/lib/${_pmixpp_multiarch}/pmixpp" CACHE STRING
-    "Where the Debian packages put the installation (CPACK_PACKAGING_INSTALL_PREFIX)")
+include(${CMAKE_CURRENT_LIST_DIR}/PackagePrefix.cmake)  # PMIXPP_PACKAGE_PREFIX
 if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_BINDIR}")
   message(STATUS "pmixpp: CPack packages need prefix-relative CMAKE_INSTALL_*DIR")
 endif()
