@@ -236,7 +236,11 @@ int main(int argc, char **argv) {
         job_status = launcher.wait_all(timeout, g_aborted, timed_out);
     } else {
         std::fprintf(stderr, "pmixrun: cannot start the job: %s\n", PMIx_Error_string(rc));
-        launcher.wait_all(0, g_aborted, timed_out);  // processes started before the failure
+        // The processes started before the failure wait for peers that never
+        // come (a fence of the whole job): terminate them, as for an abort
+        // (SIGTERM, then SIGKILL after a grace period), and wait for them.
+        const std::atomic<bool> failed{true};
+        launcher.wait_all(0, failed, timed_out);
     }
     pmixrun::data_server_shutdown();
     launcher.deregister_all();
