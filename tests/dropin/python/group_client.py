@@ -67,7 +67,9 @@ def main():
         sys.exit("rank %d: group_destruct: %s" % (rank, client.error_string(rc)))
     if client.finalize([]) != pmix.PMIX_SUCCESS:
         sys.exit("finalize failed")
-    print("python group ok: rank %d, context id %s" % (rank, keys["pmix.grp.ctxid"]))
+    # One write(2) per line: the ranks share pmixrun's stdout pipe, and print()
+    # may write the text and its newline separately (PYTHONUNBUFFERED).
+    os.write(1, ("python group ok: rank %d, context id %s\n" % (rank, keys["pmix.grp.ctxid"])).encode())
     sys.stdout.flush()
 
 
