@@ -206,7 +206,7 @@ class Server : private DepartureListener {
     Logging logging_{host_, requests_};                      // log
     Modex modex_{clients_, host_, requests_,                 // commit, get, dmodex
                  [this](const std::string &nspace) { return job_blob(nspace); }};
-    Allocation allocation_{host_, requests_};  // allocate
+    Allocation allocation_{host_, requests_};                     // allocate
     Monitoring monitoring_{clients_, host_, requests_, events_};  // monitor, heartbeat
     // fence, fence_shm_done, connect, disconnect; the CollectiveTracker
     Collectives collectives_{clients_, host_, requests_, modex_,
