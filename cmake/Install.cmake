@@ -21,12 +21,32 @@ install(FILES ${PROJECT_BINARY_DIR}/pmixppConfig.cmake ${PROJECT_BINARY_DIR}/pmi
   ${PROJECT_SOURCE_DIR}/cmake/PmixppComponent.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pmixpp COMPONENT dev)
 
+# pmix.pc names its prefix relative to its own folder (${pcfiledir}, pkgconf and
+# pkg-config both know it): right wherever the tree is installed or unpacked,
+# whatever CMAKE_INSTALL_PREFIX the build had (packages, relocated prefixes).
+file(RELATIVE_PATH PMIXPP_PC_TO_PREFIX /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+string(REGEX REPLACE "/$" "" PMIXPP_PC_TO_PREFIX "${PMIXPP_PC_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/pmix.pc.in ${PROJECT_BINARY_DIR}/pmix.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/pmix.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
 
 install(FILES ${PROJECT_SOURCE_DIR}/etc/pmix-mca-params.conf DESTINATION ${CMAKE_INSTALL_SYSCONFDIR}
   COMPONENT core)
 
-# Manual pages (docs/man), in the bin package; tests/packages checks them against --help.
-install(FILES ${PROJECT_SOURCE_DIR}/docs/man/pmixrun.1 ${PROJECT_SOURCE_DIR}/docs/man/pmix_info.1
-  DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT bin)
+# Manual pages (docs/man), in the bin package, compressed as Debian's policy
+# wants (gzip -9n: no name, no time stamp, so the same bytes every build);
+# tests/packages checks them against --help.
+find_program(PMIXPP_GZIP gzip)
+set(_pmixpp_man_pages)
+foreach(_page pmixrun.1 pmix_info.1)
+  if(PMIXPP_GZIP)
+    add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/man/${_page}.gz
+      COMMAND ${CMAKE_COMMAND} -E copy ${PROJECT_SOURCE_DIR}/docs/man/${_page} ${PROJECT_BINARY_DIR}/man/${_page}
+      COMMAND ${PMIXPP_GZIP} -9nf ${PROJECT_BINARY_DIR}/man/${_page}
+      DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/${_page} VERBATIM)
+    list(APPEND _pmixpp_man_pages ${PROJECT_BINARY_DIR}/man/${_page}.gz)
+  else()
+    list(APPEND _pmixpp_man_pages ${PROJECT_SOURCE_DIR}/docs/man/${_page})
+  endif()
+endforeach()
+add_custom_target(pmixpp_man_pages ALL DEPENDS ${_pmixpp_man_pages})
+install(FILES ${_pmixpp_man_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT bin)

@@ -10,3 +10,7 @@ if(PMIXPP_DPKG_ARCHITECTURE)
 endif()
 set(PMIXPP_PACKAGE_PREFIX "/usr/lib/${_pmixpp_multiarch}/pmixpp" CACHE STRING
     "Where the Debian packages put the installation (CPACK_PACKAGING_INSTALL_PREFIX)")
+# PMIXPP_PACKAGE_STRIP: the packages' programs, libraries and components are
+# stripped, as Debian ships them (dh_strip); the build tree keeps its debug
+# information. OFF keeps it in the packages too.
+option(PMIXPP_PACKAGE_STRIP "Strip programs, libraries and components in the Debian packages" ON)

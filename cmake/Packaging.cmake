@@ -25,7 +25,8 @@ if(NOT CMAKE_INSTALL_PREFIX STREQUAL PMIXPP_PACKAGE_PREFIX)
                  "(configure with -DCMAKE_INSTALL_PREFIX=${PMIXPP_PACKAGE_PREFIX} for distribution packages)")
 endif()
 
-# Each package gets its copyright file (share/doc/<package>/copyright under the prefix).
+# Each package gets its copyright file (share/doc/<package>/copyright under the
+# prefix; in the .deb at /usr/share/doc/<package>/copyright: debian/MoveDocs.cmake).
 function(_pmixpp_package component package)
   string(TOUPPER "${component}" up)
   set(CPACK_DEBIAN_${up}_PACKAGE_NAME ${package} PARENT_SCOPE)
@@ -44,6 +45,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX "${PMIXPP_PACKAGE_PREFIX}")
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_STRIP_FILES ${PMIXPP_PACKAGE_STRIP})  # PackagePrefix.cmake
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 # dpkg-shlibdeps would resolve libpmix.so.2 to Debian's libpmix2 (same soname):
 # cmake/debian/dpkg-shlibdeps-pmixpp excludes that package; the dependency on
@@ -51,6 +53,13 @@ set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/debian/CPackProjectConfig.cmake.in
                ${PROJECT_BINARY_DIR}/CPackProjectConfig.cmake @ONLY)
 set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_BINARY_DIR}/CPackProjectConfig.cmake)
+# Each package's copyright goes to /usr/share/doc/<package>/ (Debian's policy).
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/debian/MoveDocs.cmake)
+# The first line of each package's CPACK_DEBIAN_<C>_DESCRIPTION is its synopsis.
+# CPackDeb prepends CPACK_PACKAGE_DESCRIPTION_SUMMARY (from project(DESCRIPTION))
+# to every package's description unless it is CPack's default: set it to that
+# default so each package keeps its own synopsis (tests/packages checks it).
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${CMAKE_PROJECT_NAME} built using CMake")
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)

@@ -3,20 +3,40 @@
 # ship real subsets, beside Debian's OpenPMIx.
 #
 #   subsets.sh CPACK BUILD_DIR PACKAGE_PREFIX LIBDIR BINDIR EXAMPLES_DIR DEBIAN_FILES
+#              SOURCE_DIR STRIPPED CC
 #
-# 1. `cpack -G DEB` from BUILD_DIR into a temporary directory (one run);
-# 2. pmixpp-bin ships pmixrun(1) and pmix_info(1); no file of ours is outside PACKAGE_PREFIX, and none has the path of a file
-#    of Debian's libpmix2/libpmix-dev/libpmix-bin/python3-pmix (DEBIAN_FILES plus
-#    `dpkg -L` of those installed here);
+# 1. `cpack -G DEB` from BUILD_DIR into a temporary directory (one run); each
+#    package has a synopsis of its own (the Description's first line);
+# 2. pmixpp-bin ships pmixrun(1) and pmix_info(1), gzipped; every package has
+#    /usr/share/doc/<package>/copyright; no other file of ours is outside
+#    PACKAGE_PREFIX, and none has the path of a file of Debian's
+#    libpmix2/libpmix-dev/libpmix-bin/python3-pmix (DEBIAN_FILES plus `dpkg -L`
+#    of those installed here); with STRIPPED (PMIXPP_PACKAGE_STRIP) no ELF file
+#    carries debug information;
 # 3. each package's ELF files: every NEEDED library is ours (libpmix.so.2, and the
 #    package then depends on libpmixpp2) or belongs to a system package named in
 #    the package's Depends; only the plog_email package depends on libcurl;
 # 4. core + bin unpacked (`dpkg -x`) into a scratch root, LD_LIBRARY_PATH unset:
 #    pmix_info lists exactly the core package's components; pmixrun -n 4 hello
 #    runs, every rank greets, nothing is said about a missing component;
-# 5. the same plus the plog_email package: pmix_info lists plog_email too.
+# 5. the same plus the plog_email package: pmix_info lists plog_email too;
+# 6. core + bin + dev unpacked alone: `pkg-config pmix` (its prefix relative to
+#    the .pc file) builds examples/hello, which runs under the unpacked pmixrun
+#    on the unpacked library; examples/component builds with find_package(pmixpp)
+#    and the unpacked pmix_info loads it;
+# 7. real dpkg, into a private root with its own database (`dpkg --root`):
+#    -i of core, bin and the email package, then -r of the email package:
+#    plog_email is gone from pmix_info and pmixrun runs with nothing said about
+#    it; -r of the rest leaves no file of ours behind;
+# 8. the admin's switch of docs/packaging.md (an ld.so.conf.d file read before
+#    Debian's): in a private mount namespace (`unshare -m`, as root), a loader
+#    cache made by ldconfig from the machine's configuration plus that file is
+#    bound over /etc/ld.so.cache; there Debian's python3-pmix (no RUNPATH) maps
+#    the unpacked libpmix.so.2, and outside it still maps Debian's. Skipped,
+#    saying so, where there is no mount namespace or no python3-pmix.
 set -u
 CPACK=$1 BUILD=$2 PREFIX=$3 LIBDIR=$4 BINDIR=$5 EXDIR=$6 DEBIAN_FILES=$7
+SRC=$8 STRIPPED=$9 CC=${10}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/pmixpp-packages.XXXXXX") || fail "mktemp"
@@ -39,6 +59,13 @@ email=""
 [ -e "$BUILD/$LIBDIR/pmix/pmix_mca_plog_email.so" ] && email=pmixpp-mca-plog-email
 [ -z "$email" ] || [ -n "${deb[$email]:-}" ] || fail "plog_email is built but there is no package $email"
 echo "packages: ${!deb[*]}"
+declare -A synopsis
+for p in "${!deb[@]}"; do
+    line=$(dpkg-deb -f "${deb[$p]}" Description | head -1)
+    [ -n "${synopsis[$line]:-}" ] && fail "$p and ${synopsis[$line]} have the same synopsis: $line"
+    synopsis[$line]=$p
+done
+echo "synopses: one per package"
 
 depends_of() { dpkg-deb -f "${deb[$1]}" Depends; }
 files_of() { dpkg-deb --fsys-tarfile "${deb[$1]}" | tar -t | sed 's|^\./|/|' | grep -v '/$'; }
@@ -50,15 +77,16 @@ files_of() { dpkg-deb --fsys-tarfile "${deb[$1]}" | tar -t | sed 's|^\./|/|' | g
 for p in "${!deb[@]}"; do
     files_of "$p" >"$work/files.$p"
     [ -s "$work/files.$p" ] || fail "$p ships no file"
-    outside=$(grep -v "^$PREFIX/" "$work/files.$p")
-    [ -z "$outside" ] || fail "$p ships files outside $PREFIX: $outside"
+    grep -qx "/usr/share/doc/$p/copyright" "$work/files.$p" || fail "$p has no /usr/share/doc/$p/copyright"
+    outside=$(grep -v "^$PREFIX/" "$work/files.$p" | grep -v "^/usr/share/doc/$p/")
+    [ -z "$outside" ] || fail "$p ships files outside $PREFIX and /usr/share/doc/$p: $outside"
     clash=$(sort -u "$work/files.$p" | comm -12 - "$work/debian_files")
     [ -z "$clash" ] || fail "$p ships files of Debian's OpenPMIx packages: $clash"
 done
 for page in pmixrun.1 pmix_info.1; do
-    grep -q "/man1/$page\(\.gz\)\?$" "$work/files.pmixpp-bin" || fail "pmixpp-bin does not ship the man page $page"
+    grep -q "^$PREFIX/.*/man1/$page\.gz$" "$work/files.pmixpp-bin" || fail "pmixpp-bin does not ship the man page $page.gz"
 done
-echo "paths: all under $PREFIX, none of Debian's OpenPMIx; pmixpp-bin has the man pages"
+echo "paths: all under $PREFIX (copyright in /usr/share/doc), none of Debian's OpenPMIx; pmixpp-bin has the man pages"
 
 # 3. NEEDED against Depends
 owner_of() {  # system package owning the library at path $1
@@ -71,6 +99,15 @@ owner_of() {  # system package owning the library at path $1
 }
 mkdir -p "$work/all"
 for p in "${!deb[@]}"; do dpkg -x "${deb[$p]}" "$work/all"; done
+if [ "$STRIPPED" = ON ]; then
+    for p in "${!deb[@]}"; do
+        while read -r f; do
+            file -b "$work/all$f" | grep -q '^ELF' || continue
+            readelf -S "$work/all$f" | grep -q '\.debug_info' && fail "$p: $f is not stripped"
+        done <"$work/files.$p"
+    done
+    echo "stripped: no ELF file carries .debug_info"
+fi
 for p in "${!deb[@]}"; do
     deps=$(depends_of "$p")
     # what this package's own dependencies on our packages bring
@@ -134,5 +171,75 @@ if [ -n "$email" ]; then
     printf '%s\n' $info | grep -qx pmix_mca_plog_email ||
         { cat "$work/email.info" >&2; fail "with $email: pmix_info does not list plog_email"; }
     echo "core+bin+$email: pmix_info lists plog_email"
+fi
+
+# 6. the -dev package against the unpacked core: pkg-config and find_package
+dev=$work/dev
+run_tree "$dev" libpmixpp2 pmixpp-bin pmixpp-dev
+export PKG_CONFIG_PATH=$dev$PREFIX/$LIBDIR/pkgconfig
+flags=$(pkg-config --cflags --libs pmix) || fail "pkg-config pmix in the unpacked -dev"
+[[ "$flags" == *"-I$dev$PREFIX/"* ]] || fail "pkg-config --cflags does not point into the unpacked tree: $flags"
+# shellcheck disable=SC2086
+"$CC" -o "$work/hello_pc" "$SRC/examples/hello/hello.c" $flags -Wl,-rpath,"$dev$PREFIX/$LIBDIR" ||
+    fail "examples/hello does not build with pkg-config pmix"
+unset PKG_CONFIG_PATH
+out=$(timeout 120 "$dev$PREFIX/$BINDIR/pmixrun" -n 2 "$work/hello_pc" 2>&1) ||
+    { echo "$out" >&2; fail "hello built with pkg-config does not run"; }
+grep -q "$dev$PREFIX/$LIBDIR/libpmix.so.2" <(LD_TRACE_LOADED_OBJECTS=1 "$work/hello_pc") ||
+    fail "hello built with pkg-config does not load the unpacked libpmix.so.2"
+cmake -S "$SRC/examples/component" -B "$work/component" -DCMAKE_PREFIX_PATH="$dev$PREFIX" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/component.log" 2>&1 &&
+    cmake --build "$work/component" >>"$work/component.log" 2>&1 ||
+    { cat "$work/component.log" >&2; fail "examples/component does not build against the unpacked -dev"; }
+out=$(PMIX_MCA_mca_base_component_path="$work/component:@default@" "$dev$PREFIX/$BINDIR/pmix_info" --parsable 2>&1)
+echo "$out" | grep -q "^mca:plog:example:selected:yes" ||
+    { echo "$out" >&2; fail "the unpacked pmix_info does not load the out-of-tree component"; }
+echo "dev: pkg-config builds hello (runs on the unpacked library); examples/component builds and loads"
+
+# 7. dpkg -i / -r into a private root
+root=$work/dpkg
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" && touch "$root/var/lib/dpkg/status"
+# --force-depends: the system libraries are installed on this machine, not in
+# the private root's database.
+dpkg --root="$root" --force-depends -i "${deb[libpmixpp2]}" "${deb[pmixpp-bin]}" ${email:+"${deb[$email]}"} \
+    >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -i into $root"; }
+if [ -n "$email" ]; then
+    "$root$PREFIX/$BINDIR/pmix_info" --parsable 2>&1 | grep -q "^mca:plog:email:" ||
+        fail "after dpkg -i $email: pmix_info does not list plog_email"
+    dpkg --root="$root" -r "$email" >>"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -r $email"; }
+    out=$("$root$PREFIX/$BINDIR/pmix_info" --parsable 2>&1) || { echo "$out" >&2; fail "pmix_info after dpkg -r"; }
+    echo "$out" | grep -q "^mca:plog:email:" && fail "after dpkg -r $email: pmix_info still lists plog_email"
+    out=$(timeout 120 "$root$PREFIX/$BINDIR/pmixrun" -n 2 "$root$PREFIX/$EXDIR/hello" 2>"$work/dpkg.err") ||
+        { cat "$work/dpkg.err" >&2; fail "after dpkg -r $email: pmixrun -n 2 hello"; }
+    grep -Ei 'email|component|warn|error' "$work/dpkg.err" >&2 && fail "after dpkg -r $email: pmixrun said the above"
+fi
+dpkg --root="$root" -r pmixpp-bin libpmixpp2 >>"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log" >&2; fail "dpkg -r"; }
+left=$(find "$root" -mindepth 1 -not -path "$root/var/lib/dpkg*" -type f)
+[ -z "$left" ] || fail "dpkg -r left files behind: $left"
+echo "dpkg: -i core+bin${email:++email}, -r ${email:-nothing} (gone, no complaint), -r all (nothing left)"
+
+# 8. /etc/ld.so.conf.d
+lib=$work/core$PREFIX/$LIBDIR
+maps_of_python_pmix='import pmix, sys; sys.stdout.write(open("/proc/self/maps").read())'
+if ! /usr/bin/python3 -c 'import pmix' 2>/dev/null; then
+    echo "ld.so.conf.d: skipped (Debian's python3-pmix is not installed)"
+elif ! unshare -m true 2>/dev/null; then
+    echo "ld.so.conf.d: skipped (no private mount namespace: unshare -m needs root)"
+else
+    mkdir -p "$work/ld/conf.d"
+    echo "$lib" >"$work/ld/conf.d/00-pmixpp.conf"
+    cp /etc/ld.so.conf.d/*.conf "$work/ld/conf.d/" 2>/dev/null
+    echo "include $work/ld/conf.d/*.conf" >"$work/ld/ld.so.conf"
+    ldconfig -X -f "$work/ld/ld.so.conf" -C "$work/ld/ld.so.cache" || fail "ldconfig -C"
+    first=$(ldconfig -p -C "$work/ld/ld.so.cache" | awk '$1 == "libpmix.so.2" { print $NF; exit }')
+    [ "$first" = "$lib/libpmix.so.2" ] || fail "ld.so.conf.d: the cache's first libpmix.so.2 is $first"
+    inside=$(unshare -m sh -c 'mount --bind "$1" /etc/ld.so.cache && exec /usr/bin/python3 -c "$2"' sh \
+        "$work/ld/ld.so.cache" "$maps_of_python_pmix" 2>"$work/ld.err") ||
+        { cat "$work/ld.err" >&2; fail "ld.so.conf.d: python3-pmix under the new cache"; }
+    echo "$inside" | grep -q " $lib/libpmix.so.2$" ||
+        { echo "$inside" | grep libpmix >&2; fail "ld.so.conf.d: python3-pmix does not map $lib/libpmix.so.2"; }
+    outside=$(/usr/bin/python3 -c "$maps_of_python_pmix" 2>/dev/null)
+    echo "$outside" | grep -q " $lib/" && fail "ld.so.conf.d: the machine's own loader cache was changed"
+    echo "ld.so.conf.d: with the file, python3-pmix maps ours; without it (going back), Debian's"
 fi
 echo "PASS"
