@@ -483,6 +483,21 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
     if (const auto *i = find_info(info, PMIX_JOB_SIZE)) {
         if (auto n = wire::as_uint(i->value)) job.job_size = static_cast<std::uint32_t>(*n);
     }
+    // Every client may ask which server hosts it (PMIX_SERVER_NSPACE and
+    // PMIX_SERVER_RANK, job realm), whatever its host registered; a host that
+    // names them itself (Open MPI's ORTE does) keeps its own.
+    wire::InfoArray with_server;
+    if (find_info(info, PMIX_SERVER_NSPACE) == nullptr &&
+        find_info(info, PMIX_SERVER_RANK) == nullptr) {
+        with_server = wire::InfoArray::copy_of(info);
+        if (with_server.size() == info.size()) {
+            pmix_info_t added[2];
+            PMIX_INFO_LOAD(&added[0], PMIX_SERVER_NSPACE, self_.nspace, PMIX_STRING);
+            PMIX_INFO_LOAD(&added[1], PMIX_SERVER_RANK, &self_.rank, PMIX_PROC_RANK);
+            for (auto &a : added) with_server.adopt(a);
+            info = with_server.span();
+        }
+    }
     auto st = store_->write([&](mca::gds::Module &m) { return m.register_job(nspace, info); });
     if (!st.ok()) {
         log()->error("server: register_nspace {}: {}", nspace, st.message());

@@ -67,7 +67,7 @@ ranks_map_ours() { # count output launcher(yes|no): count distinct ranks mapped 
   [ "$n" = "$count" ] || { echo "$n of $count ranks mapped $OURS$([ "$launcher" = yes ] && echo ' (self and launcher)')" >&3; return 1; }
 }
 mpi_hello() { # mpirun options...: 4 ranks, all of them and their launchers on our library
-  expect_rc 0 "${MPIRUN[@]}" "$@" -np 4 ./which_pmix > "$NAME.run" 2>&1 || return 1
+  expect_rc 0 "${MPIRUN[@]}" "$@" -np 4 ./which_pmix > "$NAME.run" 2>&1 || { cat "$NAME.run"; return 1; }
   cat "$NAME.run"
   ranks_map_ours 4 "$NAME.run" yes
 }
@@ -97,7 +97,11 @@ check_mn_connect() { expect_rc 0 "${MPIRUN[@]}" "${TWO_NODES[@]}" -np 4 ./port_r
 CHECKS="hello_np4 loaded_from_libdir singleton spawn connect_accept abort_rc7
         mn_hello mn_hello_dmodex mn_async_modex mn_spawn mn_connect"
 # Daemon start-up failures of ORTE's own making (see above).
-ORTE_STARTUP='ORTE was unable to reliably start one or more daemons|orte_session_dir failed|hwloc_shmem_topology_write'
+# "A call to mkdir was unable to create the desired directory ... File exists":
+# the two orteds of the fake nodes share /tmp/ompi.<host>.<uid> and race to make
+# the same job directory (on a loaded machine: 3 in 30 runs on our library, 5 in
+# 30 on Debian's OpenPMIx).
+ORTE_STARTUP='ORTE was unable to reliably start one or more daemons|orte_session_dir failed|hwloc_shmem_topology_write|A call to mkdir was unable to create the desired directory'
 
 passed=0
 todo=$CHECKS

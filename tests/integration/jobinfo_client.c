@@ -90,6 +90,41 @@ int main(void) {
         }
         if (realms[k] != NULL) PMIX_INFO_DESTRUCT(&realm);
     }
+    /* The server's identity, job realm: every PMIx server gives it. */
+    check_type(&wild, PMIX_SERVER_NSPACE, PMIX_STRING);
+    check_type(&wild, PMIX_SERVER_RANK, PMIX_PROC_RANK);
+    /* The app realm (one app under `pmixrun -n N prog`): with PMIX_APP_INFO
+     * and PMIX_APPNUM 0, and for my own app by default. */
+    {
+        pmix_info_t app[2];
+        uint32_t zero = 0, nprocs = 0;
+        PMIX_INFO_LOAD(&app[0], PMIX_APP_INFO, NULL, PMIX_BOOL);
+        PMIX_INFO_LOAD(&app[1], PMIX_APPNUM, &zero, PMIX_UINT32);
+        rc = PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val);
+        if (rc == PMIX_SUCCESS) {
+            nprocs = val->data.uint32;
+            PMIX_VALUE_RELEASE(val);
+        }
+        rc = PMIx_Get(&wild, PMIX_APP_SIZE, app, 2, &val);
+        EXPECT(rc == PMIX_SUCCESS && val->type == PMIX_UINT32 && val->data.uint32 == nprocs,
+               "Get PMIX_APP_SIZE of app 0: %s, %u (job size %u)", PMIx_Error_string(rc),
+               rc == PMIX_SUCCESS ? val->data.uint32 : 0, nprocs);
+        if (rc == PMIX_SUCCESS) PMIX_VALUE_RELEASE(val);
+        rc = PMIx_Get(&me, PMIX_APPLDR, app, 1, &val);
+        EXPECT(rc == PMIX_SUCCESS && val->type == PMIX_PROC_RANK && val->data.rank == 0,
+               "Get PMIX_APPLDR of my app: %s", PMIx_Error_string(rc));
+        if (rc == PMIX_SUCCESS) PMIX_VALUE_RELEASE(val);
+        rc = PMIx_Get(&me, PMIX_APP_ARGV, app, 1, &val);
+        EXPECT(rc == PMIX_SUCCESS && val->type == PMIX_STRING &&
+                   strstr(val->data.string, "jobinfo_client") != NULL,
+               "Get PMIX_APP_ARGV of my app: %s", PMIx_Error_string(rc));
+        if (rc == PMIX_SUCCESS) PMIX_VALUE_RELEASE(val);
+        check_type(&me, PMIX_WDIR, PMIX_STRING);
+        check_type(&wild, PMIX_NUM_SLOTS, PMIX_UINT32);
+        PMIX_INFO_DESTRUCT(&app[0]);
+        PMIX_INFO_DESTRUCT(&app[1]);
+    }
+
     char *nodes = NULL;
     rc = PMIx_Resolve_nodes(me.nspace, &nodes);
     EXPECT(rc == PMIX_SUCCESS && nodes != NULL && strcmp(nodes, host) == 0,

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 namespace pmixrun {
@@ -218,8 +219,8 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
     add_info(info, PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
     add_info(info, PMIX_NODEID, &zero, PMIX_UINT32);
     add_info(info, PMIX_NODE_MAP, node_map, PMIX_STRING);
-    // The comma-delimited nodes hosting the job (job realm; with no app
-    // arrays it answers for the app realm too): this one node.
+    // The comma-delimited nodes hosting the job (job realm; each app array
+    // below has its own): this one node.
     add_info(info, PMIX_NODE_LIST, host.c_str(), PMIX_STRING);
     add_info(info, PMIX_PROC_MAP, proc_map, PMIX_STRING);
     add_info(info, PMIX_JOBID, nspace, PMIX_STRING);
@@ -264,6 +265,31 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         pmix_data_array_t darray{PMIX_INFO, pd.size(), pd.data()};
         add_info(info, PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
         for (auto &x : pd) PMIx_Value_destruct(&x.value);
+    }
+
+    // Each app's own info (app realm: PMIx_Get with PMIX_APP_INFO, or a rank's
+    // app by default): its number, size, leader (its lowest rank), argv and
+    // working directory, nodes. The slots: one per process on this node.
+    add_info(info, PMIX_NUM_SLOTS, &n, PMIX_UINT32);
+    std::error_code cwd_error;
+    const std::string pmixrun_cwd = std::filesystem::current_path(cwd_error).string();
+    for (uint32_t a = 0, first = 0; a < spec.apps.size(); first += spec.apps[a].nprocs, ++a) {
+        const AppSpec &app = spec.apps[a];
+        std::string argv;
+        for (const auto &arg : app.argv.empty() ? std::vector<std::string>{app.program} : app.argv)
+            argv += (argv.empty() ? "" : " ") + arg;
+        const std::string wdir = app.cwd.empty() ? pmixrun_cwd : app.cwd;
+        pmix_rank_t app_leader = first;
+        std::vector<pmix_info_t> ai;
+        add_info(ai, PMIX_APPNUM, &a, PMIX_UINT32);
+        add_info(ai, PMIX_APP_SIZE, &app.nprocs, PMIX_UINT32);
+        add_info(ai, PMIX_APPLDR, &app_leader, PMIX_PROC_RANK);
+        add_info(ai, PMIX_APP_ARGV, argv.c_str(), PMIX_STRING);
+        add_info(ai, PMIX_WDIR, wdir.c_str(), PMIX_STRING);
+        add_info(ai, PMIX_NODE_LIST, host.c_str(), PMIX_STRING);  // the app's nodes: this one
+        pmix_data_array_t darray{PMIX_INFO, ai.size(), ai.data()};
+        add_info(info, PMIX_APP_INFO_ARRAY, &darray, PMIX_DATA_ARRAY);
+        for (auto &x : ai) PMIx_Value_destruct(&x.value);
     }
 
     // --- registration: clients first, then the nspace (ORTE's order) ---
