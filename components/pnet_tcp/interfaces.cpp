@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <unistd.h>
@@ -87,6 +88,23 @@ void fill_from_sysfs(Interface &itf, const std::string &sysfs) {
     }
 }
 
+// "address/prefix" of the network `address` is in (host bits cleared).
+std::string network_of(int family, const void *address, int prefix) {
+    unsigned char bytes[16] = {};
+    const std::size_t n = family == AF_INET ? 4 : 16;
+    std::memcpy(bytes, address, n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const int keep = prefix - static_cast<int>(i) * 8;
+        if (keep <= 0)
+            bytes[i] = 0;
+        else if (keep < 8)
+            bytes[i] &= static_cast<unsigned char>(0xff << (8 - keep));
+    }
+    char text[INET6_ADDRSTRLEN] = {};
+    if (::inet_ntop(family, bytes, text, sizeof(text)) == nullptr) return {};
+    return std::string(text) + "/" + std::to_string(prefix);
+}
+
 }  // namespace
 
 std::vector<Interface> interfaces(const std::string &sysfs) {
@@ -108,8 +126,9 @@ std::vector<Interface> interfaces(const std::string &sysfs) {
         if (::inet_ntop(family, where, text, sizeof(text)) == nullptr) continue;
         Interface &itf = found[a->ifa_name];
         itf.name = a->ifa_name;
-        itf.addresses.push_back(std::string(text) + "/" +
-                                std::to_string(prefix_length(a->ifa_netmask)));
+        const int prefix = prefix_length(a->ifa_netmask);
+        itf.addresses.push_back(std::string(text) + "/" + std::to_string(prefix));
+        itf.networks.push_back(network_of(family, where, prefix));
     }
     ::freeifaddrs(list);
     std::vector<Interface> out;

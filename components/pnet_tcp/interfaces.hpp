@@ -15,6 +15,7 @@ namespace pmixpp::pnet_tcp {
 struct Interface {
     std::string name;                    // "eth0"
     std::vector<std::string> addresses;  // "192.0.2.2/24", "fd00::2/64"
+    std::vector<std::string> networks;   // the same, host bits cleared: "192.0.2.0/24"
     std::string mac;                     // "02:fc:00:00:00:01", may be empty
     std::size_t mtu = 0;                 // bytes, 0 if unknown
     std::size_t speed = 0;               // bits per second, 0 if unknown

@@ -210,9 +210,13 @@ mca::Status TcpNetwork::collect_inventory(std::span<const pmix_info_t> directive
         }
         if (!itf.driver.empty()) strings.emplace_back(PMIX_FABRIC_DEVICE_DRIVER, itf.driver);
         if (!itf.mac.empty()) strings.emplace_back(PMIX_FABRIC_DEVICE_ADDRESS, itf.mac);
-        std::string addrs;
+        std::string addrs, planes;
         for (const auto &a : itf.addresses) addrs += (addrs.empty() ? "" : ",") + a;
+        for (const auto &p : itf.networks) planes += (planes.empty() ? "" : ",") + p;
         strings.emplace_back(kKeyAddresses, addrs);
+        // Its fabric planes: the IP networks it is on (the standard's example: a CIDR).
+        strings.emplace_back(PMIX_FABRIC_PLANE, planes);
+        strings.emplace_back(PMIX_FABRIC_IDENTIFIER, "tcp");
         const std::size_t n = strings.size() + 3;
         pmix_info_t *attrs = nullptr;
         PMIX_INFO_CREATE(attrs, n);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,84 @@ PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t *topo, pmix_
     }
     cbfunc(PMIX_SUCCESS, d->array, d->n, cbdata, &release_distances, d);
     return PMIX_SUCCESS;
+}
+
+}  // extern "C"
+
+// ---- PMIx_Fabric_*: served by the server process's Fabrics service
+// (server/fabric.hpp). A client or tool gets PMIX_ERR_NOT_SUPPORTED: its
+// request is not forwarded to a host's fabric upcall (docs/network.md).
+
+namespace {
+
+pmix_status_t fabric_unavailable() {
+    return pmixpp::runtime::any_face_initialized() ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_INIT;
+}
+
+template <class Work>
+pmix_status_t fabric_blocking(Work work) {
+    if (!server_up()) return fabric_unavailable();
+    pmix_status_t rc = PMIX_ERR_INIT;
+    ProgressEngine::instance().run_sync([&] { rc = work(Server::instance().fabrics()); });
+    return rc;
+}
+
+template <class Work>
+pmix_status_t fabric_nb(Work work, pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!server_up()) return fabric_unavailable();
+    if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    bool posted = ProgressEngine::instance().post(
+        [work, cbfunc, cbdata] { cbfunc(work(Server::instance().fabrics()), cbdata); });
+    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+}  // namespace
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t *fabric,
+                                               const pmix_info_t directives[], size_t ndirs) {
+    if (fabric == nullptr || (directives == nullptr && ndirs > 0)) return PMIX_ERR_BAD_PARAM;
+    std::span<const pmix_info_t> dirs(directives, directives == nullptr ? 0 : ndirs);
+    return fabric_blocking(
+        [fabric, dirs](pmixpp::server::Fabrics &f) { return f.register_fabric(*fabric, dirs); });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t *fabric,
+                                                  const pmix_info_t directives[], size_t ndirs,
+                                                  pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (fabric == nullptr || (directives == nullptr && ndirs > 0)) return PMIX_ERR_BAD_PARAM;
+    auto dirs = std::make_shared<pmixpp::wire::InfoArray>(
+        pmixpp::wire::InfoArray::copy_of(directives, ndirs));
+    return fabric_nb(
+        [fabric, dirs](pmixpp::server::Fabrics &f) {
+            return f.register_fabric(*fabric, dirs->span());
+        },
+        cbfunc, cbdata);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_update(pmix_fabric_t *fabric) {
+    if (fabric == nullptr) return PMIX_ERR_BAD_PARAM;
+    return fabric_blocking([fabric](pmixpp::server::Fabrics &f) { return f.update(*fabric); });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc,
+                                                void *cbdata) {
+    if (fabric == nullptr) return PMIX_ERR_BAD_PARAM;
+    return fabric_nb([fabric](pmixpp::server::Fabrics &f) { return f.update(*fabric); }, cbfunc,
+                     cbdata);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t *fabric) {
+    if (fabric == nullptr) return PMIX_ERR_BAD_PARAM;
+    return fabric_blocking([fabric](pmixpp::server::Fabrics &f) { return f.deregister(*fabric); });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc,
+                                                    void *cbdata) {
+    if (fabric == nullptr) return PMIX_ERR_BAD_PARAM;
+    return fabric_nb([fabric](pmixpp::server::Fabrics &f) { return f.deregister(*fabric); }, cbfunc,
+                     cbdata);
 }
 
 }  // extern "C"

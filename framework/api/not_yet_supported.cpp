@@ -105,39 +105,7 @@ PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char * /*grp*/, const pmix_pr
     return unavailable();
 }
 
-// ---- Client: fabric, topology, locality, progress ----------------------------------------------
-PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t * /*fabric*/,
-                                               const pmix_info_t * /*directives*/,
-                                               size_t /*ndirs*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t * /*fabric*/,
-                                                  const pmix_info_t * /*directives*/,
-                                                  size_t /*ndirs*/, pmix_op_cbfunc_t /*cbfunc*/,
-                                                  void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fabric_update(pmix_fabric_t * /*fabric*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t * /*fabric*/,
-                                                pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t * /*fabric*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister_nb(pmix_fabric_t * /*fabric*/,
-                                                    pmix_op_cbfunc_t /*cbfunc*/,
-                                                    void * /*cbdata*/) {
-    return unavailable();
-}
-
+// ---- Client: progress (fabric, distances: api/network_api.cpp) ---------------------------------
 PMIX_EXPORT void PMIx_Progress(void) {
     // Nothing to drive: no runtime, no progress engine yet.
 }

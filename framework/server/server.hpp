@@ -43,6 +43,7 @@
 #include "server/requests.hpp"
 #include "server/upcalls.hpp"
 #include "pnet/pnet_base.hpp"
+#include "server/fabric.hpp"
 #include "server/inventory.hpp"
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
@@ -84,6 +85,8 @@ class Server : private DepartureListener {
     pmix_status_t setup_local_support(const std::string &nspace, wire::InfoArray info);
     // PMIx_server_collect_inventory / _deliver_inventory (inventory.hpp).
     Inventory &inventory() noexcept { return inventory_; }
+    // PMIx_Fabric_register / _update / _deregister in the server (fabric.hpp).
+    Fabrics &fabrics() noexcept { return fabrics_; }
 
     const pmix_proc_t &self() const noexcept { return self_; }
     gds_base::Datastore &store() { return *store_; }
@@ -196,6 +199,7 @@ class Server : private DepartureListener {
     std::map<std::string, wire::InfoArray> local_support_;
     std::optional<pnet_base::Networks> networks_;  // network: setup.cpp
     Inventory inventory_{[this] { return networks(); }};  // network: inventory.cpp
+    Fabrics fabrics_{inventory_};                         // network: fabric.cpp
     // Tools (tool.cpp): whether the host accepts them, the connected tools
     // (each a ClientRecord of its nspace) and the nspaces created for them.
     bool tool_support_ = false;

@@ -209,6 +209,11 @@ static int real_node(void) {
         if (grc == PMIX_SUCCESS) PMIX_VALUE_RELEASE(val);
     }
     if (rc == PMIX_SUCCESS) PMIX_DEVICE_DIST_FREE(d, n);
+    /* A client's fabric request is not forwarded to a host (docs/network.md). */
+    pmix_fabric_t fabric;
+    memset(&fabric, 0, sizeof fabric);
+    rc = PMIx_Fabric_register(&fabric, NULL, 0);
+    EXPECT(rc == PMIX_ERR_NOT_SUPPORTED, "a client's Fabric_register: %s", PMIx_Error_string(rc));
     hwloc_bitmap_free(set);
     hwloc_topology_destroy(t);
     free(cpus);

@@ -5,7 +5,9 @@
  *              against what this machine has (hwloc, getifaddrs, sysfs), packed
  *              with PMIx_Data_pack and sent to node1, whose
  *              PMIx_server_deliver_inventory stores it; a delivery naming no
- *              node is refused (BAD_PARAM).
+ *              node is refused (BAD_PARAM). node1's PMIx_Fabric_register
+ *              sees its own devices before the delivery and node0's too
+ *              after it, with the cost matrix; planes, update, deregister.
  *   launch     node0's PMIx_server_setup_application for a job asking for a
  *              "tcp" fabric; the answer is packed and sent to node1; both
  *              nodes give it to PMIx_server_setup_local_support, then
@@ -246,6 +248,91 @@ static void check_inventory(const pmix_info_t *inv, size_t n) {
     }
 }
 
+static size_t size_of(const pmix_fabric_t *f, const char *key) {
+    const pmix_info_t *i = find(f->info, f->ninfo, key);
+    return i != NULL && i->value.type == PMIX_SIZE ? i->value.data.size : (size_t)-1;
+}
+
+/* PMIx_Fabric_register on node1: before node0's inventory arrived, this
+ * node's devices only; after, node0's too, with a cost matrix. */
+static size_t fabric_devices(int check_costs) {
+    pmix_fabric_t f;
+    memset(&f, 0, sizeof f);
+    pmix_status_t rc = PMIx_Fabric_register(&f, NULL, 0);
+    EXPECT(rc == PMIX_SUCCESS, "Fabric_register: %s", PMIx_Error_string(rc));
+    if (rc != PMIX_SUCCESS) return 0;
+    const size_t n = size_of(&f, PMIX_FABRIC_NUM_DEVICES);
+    EXPECT(find(f.info, f.ninfo, PMIX_FABRIC_VENDOR) != NULL &&
+               find(f.info, f.ninfo, PMIX_FABRIC_IDENTIFIER) != NULL,
+           "the fabric has no vendor or identifier");
+    const pmix_info_t *cm = find(f.info, f.ninfo, PMIX_FABRIC_COST_MATRIX);
+    EXPECT(cm != NULL && cm->value.type == PMIX_POINTER, "no cost matrix");
+    size_t ndev = 0, from_node0 = 0;
+    const char *host[64] = {0};
+    const char *plane = NULL;
+    for (size_t i = 0; i < f.ninfo; ++i) {
+        if (!PMIX_CHECK_KEY(&f.info[i], PMIX_FABRIC_DEVICE)) continue;
+        const pmix_info_t *a = f.info[i].value.data.darray->array;
+        size_t na = f.info[i].value.data.darray->size;
+        const pmix_info_t *h = find(a, na, PMIX_HOSTNAME);
+        const pmix_info_t *idx = find(a, na, PMIX_FABRIC_DEVICE_INDEX);
+        EXPECT(h != NULL && idx != NULL && idx->value.data.uint32 == ndev,
+               "device %zu: no host or index", ndev);
+        if (h != NULL && ndev < 64) host[ndev] = h->value.data.string;
+        if (h != NULL && strcmp(h->value.data.string, "node0") == 0) ++from_node0;
+        const pmix_info_t *p = find(a, na, PMIX_FABRIC_PLANE);
+        if (p != NULL && plane == NULL && strlen(p->value.data.string) > 0)
+            plane = strdup(p->value.data.string);
+        ++ndev;
+    }
+    EXPECT(ndev == n, "%zu PMIX_FABRIC_DEVICE entries, PMIX_FABRIC_NUM_DEVICES %zu", ndev, n);
+    if (check_costs) {
+        EXPECT(from_node0 > 0 && from_node0 < ndev, "%zu of %zu devices are node0's", from_node0,
+               ndev);
+        const uint16_t *c = cm != NULL ? cm->value.data.ptr : NULL;
+        for (size_t i = 0; c != NULL && i < n && i < 64; ++i)
+            for (size_t j = 0; j < n && j < 64; ++j) {
+                /* the same machine plays both nodes: every device is on the same networks */
+                const uint16_t want = i == j ? 0 : strcmp(host[i], host[j]) == 0 ? 1 : 2;
+                EXPECT(c[i * n + j] == want, "cost[%zu][%zu] = %u, expected %u", i, j, c[i * n + j],
+                       want);
+            }
+        /* One plane: the devices on that IP network (all of them here). */
+        if (plane != NULL) {
+            char first[128];
+            snprintf(first, sizeof first, "%s", plane);
+            first[strcspn(first, ",")] = '\0';
+            pmix_info_t dir;
+            PMIX_INFO_LOAD(&dir, PMIX_FABRIC_PLANE, first, PMIX_STRING);
+            pmix_fabric_t g;
+            memset(&g, 0, sizeof g);
+            rc = PMIx_Fabric_register(&g, &dir, 1);
+            EXPECT(rc == PMIX_SUCCESS && size_of(&g, PMIX_FABRIC_NUM_DEVICES) == n &&
+                       g.index != f.index,
+                   "plane %s: %s", first, PMIx_Error_string(rc));
+            if (rc == PMIX_SUCCESS) PMIx_Fabric_deregister(&g);
+            PMIX_INFO_DESTRUCT(&dir);
+        }
+        /* A fabric nobody has. */
+        pmix_info_t ib;
+        PMIX_INFO_LOAD(&ib, PMIX_FABRIC_IDENTIFIER, "infiniband", PMIX_STRING);
+        pmix_fabric_t h;
+        memset(&h, 0, sizeof h);
+        rc = PMIx_Fabric_register(&h, &ib, 1);
+        EXPECT(rc == PMIX_ERR_NOT_FOUND, "an infiniband fabric: %s", PMIx_Error_string(rc));
+        PMIX_INFO_DESTRUCT(&ib);
+        rc = PMIx_Fabric_update(&f);
+        EXPECT(rc == PMIX_SUCCESS && size_of(&f, PMIX_FABRIC_NUM_DEVICES) == n, "Fabric_update: %s",
+               PMIx_Error_string(rc));
+    }
+    free((char *)plane);
+    rc = PMIx_Fabric_deregister(&f);
+    EXPECT(rc == PMIX_SUCCESS && f.info == NULL, "Fabric_deregister: %s", PMIx_Error_string(rc));
+    rc = PMIx_Fabric_deregister(&f);
+    EXPECT(rc == PMIX_ERR_BAD_PARAM, "a second Fabric_deregister: %s", PMIx_Error_string(rc));
+    return n;
+}
+
 static char *key_of_rank(const char *nspace, int rank) {
     pmix_proc_t p;
     PMIX_LOAD_PROCID(&p, nspace, (pmix_rank_t)rank);
@@ -329,10 +416,13 @@ static int run_node(int fd) {
         for (size_t i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&req[i]);
         PMIX_INFO_DESTRUCT(&fabric);
     } else {
+        const size_t mine = fabric_devices(0);
         size_t n = 0;
         pmix_info_t *inv = recv_infos(fd, &n);
         rc = PMIx_server_deliver_inventory(inv, n, NULL, 0, NULL, NULL);
         EXPECT(rc == PMIX_SUCCESS, "deliver_inventory: %s", PMIx_Error_string(rc));
+        const size_t both = fabric_devices(1);
+        EXPECT(mine > 0 && both == 2 * mine, "the fabric has %zu devices, then %zu", mine, both);
         /* An inventory naming no node cannot be stored. */
         const pmix_info_t *sig = find(inv, n, PMIX_TOPOLOGY_SIGNATURE);
         rc = PMIx_server_deliver_inventory((pmix_info_t *)sig, sig != NULL ? 1 : 0, NULL, 0, NULL,
@@ -354,7 +444,8 @@ static int run_node(int fd) {
     }
     PMIx_server_finalize();
     if (failures != 0) return 1;
-    if (node == 0) printf("network host ok: inventory delivered, one job key on both nodes\n");
+    if (node == 0)
+        printf("network host ok: inventory delivered, fabric of both nodes, one job key\n");
     fflush(stdout);
     return 0;
 }
