@@ -45,6 +45,7 @@
 #include "pnet/pnet_base.hpp"
 #include "server/fabric.hpp"
 #include "server/inventory.hpp"
+#include "server/topology_share.hpp"
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
 #include "wire/message.hpp"
@@ -197,9 +198,10 @@ class Server : private DepartureListener {
     ClientTable clients_;  // jobs and client records; departures
     // What PMIx_server_setup_local_support was given, per nspace (setup.cpp).
     std::map<std::string, wire::InfoArray> local_support_;
-    std::optional<pnet_base::Networks> networks_;  // network: setup.cpp
+    std::optional<pnet_base::Networks> networks_;         // network: setup.cpp
     Inventory inventory_{[this] { return networks(); }};  // network: inventory.cpp
     Fabrics fabrics_{inventory_};                         // network: fabric.cpp
+    TopologySharing topology_;  // network: PMIX_SERVER_SHARE_TOPOLOGY, PMIX_TOPOLOGY2
     // Tools (tool.cpp): whether the host accepts them, the connected tools
     // (each a ClientRecord of its nspace) and the nspaces created for them.
     bool tool_support_ = false;
