@@ -123,12 +123,9 @@ pmix_status_t Fabrics::update(pmix_fabric_t &fabric) {
     pmix_fabric_t fresh = fabric;
     fresh.info = nullptr;
     fresh.ninfo = 0;
-    std::vector<std::uint16_t> old_costs = record->costs;
+    // On failure the record and `fabric` are untouched and stay valid.
     const pmix_status_t rc = fill(fresh, *record);
-    if (rc != PMIX_SUCCESS) {
-        record->costs = std::move(old_costs);  // the old contents stay valid
-        return rc;
-    }
+    if (rc != PMIX_SUCCESS) return rc;
     release_info(fabric);
     fabric.info = fresh.info;
     fabric.ninfo = fresh.ninfo;
@@ -171,13 +168,13 @@ pmix_status_t Fabrics::fill(pmix_fabric_t &fabric, Record &record) {
     if (devices.empty()) return PMIX_ERR_NOT_FOUND;
     // Costs: 0 to itself, 1 on one node, 2 on one IP network (plane), 3 routed.
     const std::size_t n = devices.size();
-    record.costs.assign(n * n, 0);
+    std::vector<std::uint16_t> costs(n * n, 0);
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < n; ++j)
-            record.costs[i * n + j] = i == j                                 ? 0
-                                      : devices[i].host == devices[j].host   ? 1
-                                      : shares_plane(devices[i], devices[j]) ? 2
-                                                                             : 3;
+            costs[i * n + j] = i == j                                 ? 0
+                               : devices[i].host == devices[j].host   ? 1
+                               : shares_plane(devices[i], devices[j]) ? 2
+                                                                      : 3;
     const std::size_t fixed = want_plane.empty() ? 4 : 5;
     pmix_info_t *info = nullptr;
     PMIX_INFO_CREATE(info, fixed + n);
@@ -188,7 +185,9 @@ pmix_status_t Fabrics::fill(pmix_fabric_t &fabric, Record &record) {
     PMIx_Info_load(&info[k++], PMIX_FABRIC_VENDOR, vendor.c_str(), PMIX_STRING);
     PMIx_Info_load(&info[k++], PMIX_FABRIC_IDENTIFIER, id.c_str(), PMIX_STRING);
     PMIx_Info_load(&info[k++], PMIX_FABRIC_NUM_DEVICES, &n, PMIX_SIZE);
-    void *matrix = record.costs.data();  // the record's until update/deregister
+    // The record's until the next update or deregister (moving keeps the buffer).
+    record.costs = std::move(costs);
+    void *matrix = record.costs.data();
     PMIx_Info_load(&info[k++], PMIX_FABRIC_COST_MATRIX, matrix, PMIX_POINTER);
     if (!want_plane.empty())
         PMIx_Info_load(&info[k++], PMIX_FABRIC_PLANE, want_plane.c_str(), PMIX_STRING);
