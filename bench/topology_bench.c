@@ -48,9 +48,10 @@ int main(void) {
     double devices = now_us() - t0;
     if (drc == PMIX_SUCCESS) PMIX_DEVICE_DIST_FREE(d, n);
     PMIx_Cpuset_destruct(&cpuset);
-    printf("topology bench rank %u: init %.0f us, load %.0f us (%s), again %.1f us, "
-           "discover %.0f us, devices %.0f us (%zu)\n",
-           me.rank, init, load, PMIx_Error_string(rc), second, discover, devices, n);
+    printf(
+        "topology bench rank %u: init %.0f us, load %.0f us (%s), again %.1f us, "
+        "discover %.0f us, devices %.0f us (%zu)\n",
+        me.rank, init, load, PMIx_Error_string(rc), second, discover, devices, n);
     PMIx_Topology_destruct(&topo);
     PMIx_Topology_destruct(&again);
     PMIx_Finalize(NULL, 0);
