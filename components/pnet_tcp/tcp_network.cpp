@@ -1,9 +1,15 @@
 // The pnet_tcp module (tcp_network.hpp, README.md).
 #include "tcp_network.hpp"
 
+#include <unistd.h>
+
+#include "interfaces.hpp"
+
 #include <cstring>
 #include <random>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace pmixpp::pnet_tcp {
 
@@ -170,10 +176,71 @@ void TcpNetwork::deregister_job(std::string_view nspace) {
     jobs_.erase(it);
 }
 
-mca::Status TcpNetwork::collect_inventory(std::span<const pmix_info_t>, const mca::KeyValueSink &) {
-    return mca::Status::success();  // inventory: not built yet (docs/network.md)
+// One PMIX_FABRIC_DEVICE per interface (interfaces.hpp), in PMIX_FABRIC_DEVICES.
+mca::Status TcpNetwork::collect_inventory(std::span<const pmix_info_t> directives,
+                                          const mca::KeyValueSink &inventory) {
+    std::string host;
+    if (const pmix_info_t *h = find(directives, PMIX_HOSTNAME);
+        h != nullptr && h->value.type == PMIX_STRING && h->value.data.string != nullptr) {
+        host = h->value.data.string;
+    } else {
+        char name[256] = {};
+        host = ::gethostname(name, sizeof(name) - 1) == 0 ? name : "localhost";
+    }
+    const auto found = interfaces();
+    pmix_info_t *devices = nullptr;
+    PMIX_INFO_CREATE(devices, found.size());
+    if (devices == nullptr && !found.empty()) return mca::Status(PMIX_ERR_NOMEM, "pnet_tcp");
+    for (std::size_t d = 0; d < found.size(); ++d) {
+        const Interface &itf = found[d];
+        std::vector<std::pair<const char *, std::string>> strings = {
+            {PMIX_DEVICE_ID, host + ":" + itf.name},
+            {PMIX_HOSTNAME, host},
+            {PMIX_FABRIC_DEVICE_NAME, itf.name},
+            {PMIX_FABRIC_DEVICE_VENDOR, itf.vendor_id.empty() ? "unknown" : itf.vendor_id},
+            {PMIX_FABRIC_DEVICE_BUS_TYPE, itf.bus},
+            {PMIX_FABRIC_DEVICE_TYPE, "Ethernet"},
+        };
+        if (!itf.pci_id.empty()) {
+            // The standard's form: domain:bus:device:function.
+            std::string id = itf.pci_id;
+            id[10] = ':';
+            strings.emplace_back(PMIX_FABRIC_DEVICE_PCI_DEVID, id);
+            strings.emplace_back(PMIX_FABRIC_DEVICE_VENDORID, itf.vendor_id + ":" + itf.device_id);
+        }
+        if (!itf.driver.empty()) strings.emplace_back(PMIX_FABRIC_DEVICE_DRIVER, itf.driver);
+        if (!itf.mac.empty()) strings.emplace_back(PMIX_FABRIC_DEVICE_ADDRESS, itf.mac);
+        std::string addrs, planes;
+        for (const auto &a : itf.addresses) addrs += (addrs.empty() ? "" : ",") + a;
+        for (const auto &p : itf.networks) planes += (planes.empty() ? "" : ",") + p;
+        strings.emplace_back(kKeyAddresses, addrs);
+        // Its fabric planes: the IP networks it is on (the standard's example: a CIDR).
+        strings.emplace_back(PMIX_FABRIC_PLANE, planes);
+        strings.emplace_back(PMIX_FABRIC_IDENTIFIER, "tcp");
+        const std::size_t n = strings.size() + 3;
+        pmix_info_t *attrs = nullptr;
+        PMIX_INFO_CREATE(attrs, n);
+        std::size_t k = 0;
+        for (const auto &[key, value] : strings)
+            PMIx_Info_load(&attrs[k++], key, value.c_str(), PMIX_STRING);
+        PMIx_Info_load(&attrs[k++], PMIX_FABRIC_DEVICE_MTU, &itf.mtu, PMIX_SIZE);
+        PMIx_Info_load(&attrs[k++], PMIX_FABRIC_DEVICE_SPEED, &itf.speed, PMIX_SIZE);
+        PMIx_Info_load(&attrs[k++], PMIX_FABRIC_DEVICE_STATE, &itf.state, PMIX_LINK_STATE);
+        pmix_data_array_t array{PMIX_INFO, n, attrs};
+        PMIx_Info_load(&devices[d], PMIX_FABRIC_DEVICE, &array, PMIX_DATA_ARRAY);
+        PMIX_INFO_FREE(attrs, n);
+    }
+    pmix_data_array_t all{PMIX_INFO, found.size(), devices};
+    pmix_value_t v{};
+    v.type = PMIX_DATA_ARRAY;
+    v.data.darray = &all;
+    inventory(PMIX_FABRIC_DEVICES, v);
+    if (devices != nullptr) PMIX_INFO_FREE(devices, found.size());
+    return mca::Status::success();
 }
 
+// Another node's inventory: kept by the server's Inventory service, which
+// describes the fabric from it; nothing to plan here yet.
 mca::Status TcpNetwork::deliver_inventory(std::span<const pmix_info_t>,
                                           std::span<const pmix_info_t>) {
     return mca::Status::success();

@@ -26,6 +26,8 @@ bool parse_pool(const std::string &text, std::uint32_t &first, std::uint32_t &la
 inline constexpr const char *kKeyId = "pmix.pnet.tcp.id";
 inline constexpr const char *kKeyEndpoints = "pmix.pnet.tcp.endpts";
 inline constexpr const char *kKeySecret = "pmix.pnet.tcp.key";
+// Inventory: a device's IP addresses, comma-separated "address/prefix".
+inline constexpr const char *kKeyAddresses = "pmix.pnet.tcp.addrs";
 
 class TcpNetwork final : public mca::pnet::Module {
   public:

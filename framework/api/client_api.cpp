@@ -9,6 +9,7 @@
 
 #include "client/client.hpp"
 #include "client/groups.hpp"
+#include "client/network.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
 #include "wire/codec.hpp"
@@ -184,6 +185,8 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const pmix_key_t key
     // Fast path: in the caller's thread, under the reader lock.
     pmix_value_t *found = nullptr;
     pmix_status_t rc = client.lookup(target, key, quals, &found);
+    if (rc == PMIX_ERR_NOT_FOUND)  // keys the network area derives (client/network.hpp)
+        if (auto derived = pmixpp::client::network_get(target, key, quals, &found)) rc = *derived;
     if (rc != PMIX_SUCCESS && rc != PMIX_ERR_NOT_FOUND) return rc;
     if (rc == PMIX_ERR_NOT_FOUND && client.should_ask_server(target, key, d)) {
         struct Result {

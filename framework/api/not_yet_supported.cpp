@@ -105,57 +105,7 @@ PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char * /*grp*/, const pmix_pr
     return unavailable();
 }
 
-// ---- Client: fabric, topology, locality, progress ----------------------------------------------
-PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t * /*fabric*/,
-                                               const pmix_info_t * /*directives*/,
-                                               size_t /*ndirs*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t * /*fabric*/,
-                                                  const pmix_info_t * /*directives*/,
-                                                  size_t /*ndirs*/, pmix_op_cbfunc_t /*cbfunc*/,
-                                                  void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fabric_update(pmix_fabric_t * /*fabric*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t * /*fabric*/,
-                                                pmix_op_cbfunc_t /*cbfunc*/, void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t * /*fabric*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister_nb(pmix_fabric_t * /*fabric*/,
-                                                    pmix_op_cbfunc_t /*cbfunc*/,
-                                                    void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Compute_distances(pmix_topology_t * /*topo*/,
-                                                 pmix_cpuset_t * /*cpuset*/, pmix_info_t * /*info*/,
-                                                 size_t /*ninfo*/,
-                                                 pmix_device_distance_t **distances,
-                                                 size_t *ndist) {
-    clear_out(distances);
-    clear_out(ndist);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t * /*topo*/,
-                                                    pmix_cpuset_t * /*cpuset*/,
-                                                    pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                    pmix_device_dist_cbfunc_t /*cbfunc*/,
-                                                    void * /*cbdata*/) {
-    return unavailable();
-}
-
+// ---- Client: progress (fabric, distances: api/network_api.cpp) ---------------------------------
 PMIX_EXPORT void PMIx_Progress(void) {
     // Nothing to drive: no runtime, no progress engine yet.
 }
@@ -170,21 +120,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t * /*info*/,
 PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t * /*info*/, size_t /*ninfo*/,
                                                            pmix_op_cbfunc_t /*cbfunc*/,
                                                            void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t * /*directives*/,
-                                                        size_t /*ndirs*/,
-                                                        pmix_info_cbfunc_t /*cbfunc*/,
-                                                        void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                        pmix_info_t * /*directives*/,
-                                                        size_t /*ndirs*/,
-                                                        pmix_op_cbfunc_t /*cbfunc*/,
-                                                        void * /*cbdata*/) {
     return unavailable();
 }
 

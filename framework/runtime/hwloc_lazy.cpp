@@ -171,4 +171,24 @@ int hwloc_topology_set_flags(hwloc_topology_t topology, unsigned long flags) {
     return target(topology, flags);
 }
 
+// runtime/devices.cpp: the I/O discovery and the walk over a cpuset's PUs.
+int hwloc_topology_set_io_types_filter(hwloc_topology_t topology, enum hwloc_type_filter_e filter) {
+    PMIXPP_HWLOC_TARGET(hwloc_topology_set_io_types_filter);
+    if (target == nullptr) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return target(topology, filter);
+}
+
+int hwloc_bitmap_first(hwloc_const_bitmap_t bitmap) {
+    PMIXPP_HWLOC_TARGET(hwloc_bitmap_first);
+    return target != nullptr ? target(bitmap) : -1;
+}
+
+int hwloc_bitmap_next(hwloc_const_bitmap_t bitmap, int prev) {
+    PMIXPP_HWLOC_TARGET(hwloc_bitmap_next);
+    return target != nullptr ? target(bitmap, prev) : -1;
+}
+
 }  // extern "C"

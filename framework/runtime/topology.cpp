@@ -124,6 +124,16 @@ pmix_status_t adopt_topology_xml(const std::string &xml, bool is_file) {
     return PMIX_SUCCESS;
 }
 
+pmix_status_t adopt_topology(void *topology) {
+    if (topology == nullptr) return PMIX_ERR_BAD_PARAM;
+    std::lock_guard lock(g_mutex);
+    if (g_tried && g_topology.load() != nullptr) return PMIX_SUCCESS;
+    g_tried = true;
+    g_status = PMIX_SUCCESS;
+    g_topology.store(topology, std::memory_order_release);
+    return PMIX_SUCCESS;
+}
+
 bool is_local_topology(const void *topology) noexcept {
     return topology != nullptr && topology == g_topology.load(std::memory_order_acquire);
 }

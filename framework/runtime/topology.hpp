@@ -22,6 +22,12 @@ bool topology_loaded() noexcept;
 // caller can fall back to discovery.
 pmix_status_t adopt_topology_xml(const std::string &xml, bool is_file);
 
+// Makes `topology` (an hwloc_topology_t the caller keeps alive until exit,
+// e.g. a host's PMIX_TOPOLOGY2) the process's topology, unless one is loaded
+// already (then that one stays: SUCCESS either way). It is never destroyed by
+// the library.
+pmix_status_t adopt_topology(void *topology);
+
 // True when `topology` is the one local_topology() owns: PMIx_Topology_destruct
 // must not destroy it (the library cleans it up, as the standard says).
 bool is_local_topology(const void *topology) noexcept;

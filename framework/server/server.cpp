@@ -74,6 +74,8 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
     store_ = std::move(store);
     modex_.set_store(store_);
     collectives_.set_store(store_);
+    if (auto rc = topology_.start(info); rc != PMIX_SUCCESS)  // network: topology_share.hpp
+        return mca::Status(rc, "PMIX_TOPOLOGY2 is not an hwloc topology");
 
     self_ = pmix_proc_t{};
     std::string ns = fmt::format("pmixpp-server-{}", getpid());
@@ -137,6 +139,7 @@ void Server::stop() {
     groups_.clear();
     collectives_.clear();  // shared-memory waiters, trackers, connect state
     rendezvous_.remove();
+    topology_.stop();
     for (auto &[ns, job] : clients_.jobs()) {
         for (auto &[rank, client] : job.clients) {
             client.state = ClientRecord::State::finalized;
@@ -483,6 +486,9 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
     if (const auto *i = find_info(info, PMIX_JOB_SIZE)) {
         if (auto n = wire::as_uint(i->value)) job.job_size = static_cast<std::uint32_t>(*n);
     }
+    // The server's topology for a job registered without one (topology_share.hpp).
+    const auto shared = topology_.job_info(info);
+    if (shared) info = shared->span();
     // Every client may ask which server hosts it (PMIX_SERVER_NSPACE and
     // PMIX_SERVER_RANK, job realm), whatever its host registered; a host that
     // names them itself (Open MPI's ORTE does) keeps its own.

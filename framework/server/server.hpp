@@ -43,6 +43,9 @@
 #include "server/requests.hpp"
 #include "server/upcalls.hpp"
 #include "pnet/pnet_base.hpp"
+#include "server/fabric.hpp"
+#include "server/inventory.hpp"
+#include "server/topology_share.hpp"
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
 #include "wire/message.hpp"
@@ -81,6 +84,10 @@ class Server : private DepartureListener {
     mca::Result<wire::InfoArray> setup_application(const std::string &nspace,
                                                    std::span<const pmix_info_t> info);
     pmix_status_t setup_local_support(const std::string &nspace, wire::InfoArray info);
+    // PMIx_server_collect_inventory / _deliver_inventory (inventory.hpp).
+    Inventory &inventory() noexcept { return inventory_; }
+    // PMIx_Fabric_register / _update / _deregister in the server (fabric.hpp).
+    Fabrics &fabrics() noexcept { return fabrics_; }
 
     const pmix_proc_t &self() const noexcept { return self_; }
     gds_base::Datastore &store() { return *store_; }
@@ -191,7 +198,10 @@ class Server : private DepartureListener {
     ClientTable clients_;  // jobs and client records; departures
     // What PMIx_server_setup_local_support was given, per nspace (setup.cpp).
     std::map<std::string, wire::InfoArray> local_support_;
-    std::optional<pnet_base::Networks> networks_;  // network: setup.cpp
+    std::optional<pnet_base::Networks> networks_;         // network: setup.cpp
+    Inventory inventory_{[this] { return networks(); }};  // network: inventory.cpp
+    Fabrics fabrics_{inventory_};                         // network: fabric.cpp
+    TopologySharing topology_;  // network: PMIX_SERVER_SHARE_TOPOLOGY, PMIX_TOPOLOGY2
     // Tools (tool.cpp): whether the host accepts them, the connected tools
     // (each a ClientRecord of its nspace) and the nspaces created for them.
     bool tool_support_ = false;
