@@ -1,4 +1,5 @@
-// C entry points PMIx_Query_info(_nb) and PMIx_Resolve_peers / _nodes.
+// PMIx_Query_info(_nb) and PMIx_Resolve_peers / _nodes in the client and tool
+// (the C entry points: api/query_api.cpp; declarations: query.hpp).
 //
 // Query: the library's own facts (PMIX_QUERY_STABLE_ABI_VERSION,
 // PMIX_QUERY_PROVISIONAL_ABI_VERSION: runtime/std_abi.hpp) are always
@@ -29,6 +30,7 @@
 #include <optional>
 #include <set>
 
+#include "client/query.hpp"
 #include "client/request_util.hpp"
 #include "runtime/std_abi.hpp"
 #include "wire/regex.hpp"
@@ -38,7 +40,6 @@
 using pmixpp::client::Client;
 using pmixpp::client::post_request;
 using pmixpp::client::request_gate;
-using pmixpp::runtime::Completion;
 using pmixpp::wire::BodyReader;
 using pmixpp::wire::BodyWriter;
 using pmixpp::wire::Command;
@@ -70,7 +71,7 @@ struct QueryJob {
     std::size_t asked = 0;
 };
 
-using QueryDone = std::function<void(pmix_status_t, pmix_info_t *, std::size_t)>;
+using pmixpp::client::QueryDone;
 
 // The namespace a query is about (PMIX_NSPACE / PMIX_PROCID), else our own.
 std::string nspace_of(const QueryState &q) {
@@ -405,74 +406,50 @@ bool resolve_up() {
 
 }  // namespace
 
-extern "C" {
+namespace pmixpp::client {
 
-PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
-                                             pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    if (cbfunc == nullptr)
-        return request_gate() == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : request_gate();
-    return query_async(queries, nqueries,
-                       [cbfunc, cbdata](pmix_status_t s, pmix_info_t *info, std::size_t n) {
-                           // Ours until the caller calls the release function.
-                           auto *keep = new std::pair<pmix_info_t *, std::size_t>(info, n);
-                           cbfunc(s, info, n, cbdata, release_results, keep);
-                       });
+pmix_status_t query(pmix_query_t queries[], size_t nqueries, QueryDone done) {
+    return query_async(queries, nqueries, std::move(done));
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries,
-                                          pmix_info_t **results, size_t *nresults) {
-    if (results != nullptr) *results = nullptr;
-    if (nresults != nullptr) *nresults = 0;
-    if (results == nullptr || nresults == nullptr)
-        return request_gate() == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : request_gate();
-    struct Out {
-        pmix_status_t status = PMIX_ERR_TIMEOUT;
-        pmix_info_t *info = nullptr;
-        std::size_t n = 0;
-    };
-    if (only_library_facts(queries, nqueries)) {
-        // Answered in the caller's thread, initialized or not (Chap_API_Query).
-        QueryJob job;
-        bool any_remote = false;
-        if (pmix_status_t rc = prepare(queries, nqueries, job, any_remote); rc != PMIX_SUCCESS)
-            return rc;
-        pmix_status_t status = PMIX_ERR_NOT_FOUND;
-        finish(job, [&](pmix_status_t s, pmix_info_t *info, std::size_t n) {
-            status = s;
-            *results = info;
-            *nresults = n;
-        });
-        return status;
-    }
-    auto done = std::make_shared<Completion<Out>>();
-    pmix_status_t rc =
-        query_async(queries, nqueries, [done](pmix_status_t s, pmix_info_t *info, std::size_t n) {
-            done->complete(Out{s, info, n});
-        });
-    if (rc != PMIX_SUCCESS) return rc;
-    done->wait();
-    const Out &o = done->value();
-    *results = o.info;  // the caller frees it (PMIX_INFO_FREE)
-    *nresults = o.n;
-    return o.status;
+bool query_only_library_facts(const pmix_query_t queries[], size_t nqueries) {
+    return only_library_facts(queries, nqueries);
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_nspace_t nspace,
-                                             pmix_proc_t **procs, size_t *nprocs) {
-    if (procs != nullptr) *procs = nullptr;
-    if (nprocs != nullptr) *nprocs = 0;
-    if (!resolve_up()) return PMIX_ERR_INIT;
-    if (procs == nullptr || nprocs == nullptr) return PMIX_ERR_BAD_PARAM;
+pmix_status_t query_here(pmix_query_t queries[], size_t nqueries, pmix_info_t **results,
+                         size_t *nresults) {
+    QueryJob job;
+    bool any_remote = false;
+    if (pmix_status_t rc = prepare(queries, nqueries, job, any_remote); rc != PMIX_SUCCESS)
+        return rc;
+    pmix_status_t status = PMIX_ERR_NOT_FOUND;
+    finish(job, [&](pmix_status_t s, pmix_info_t *info, std::size_t n) {
+        status = s;
+        *results = info;
+        *nresults = n;
+    });
+    return status;
+}
+
+void release_query_results(void *cbdata) {
+    release_results(cbdata);
+}
+
+bool resolve_available() {
+    return resolve_up();
+}
+
+pmix_status_t resolve_peers(const char *nodename, const std::string &nspace,
+                            std::vector<pmix_proc_t> &out) {
     const std::string node = nodename != nullptr && *nodename != '\0' ? nodename : local_hostname();
     std::vector<std::string> spaces;
-    if (nspace != nullptr && nspace[0] != '\0') {
-        spaces.emplace_back(nspace, strnlen(nspace, PMIX_MAX_NSLEN));
+    if (!nspace.empty()) {
+        spaces.push_back(nspace);
     } else {
         // All processes on the node: of the jobs this process knows, its own.
         const pmix_proc_t me = Client::instance().self();
         spaces.emplace_back(me.nspace, strnlen(me.nspace, PMIX_MAX_NSLEN));
     }
-    std::vector<pmix_proc_t> out;
     bool known = false;
     for (const auto &ns : spaces) {
         auto layout = job_layout(ns);
@@ -488,36 +465,22 @@ PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_ns
             }
         }
     }
-    if (!known) return PMIX_ERR_NOT_FOUND;
-    if (out.empty()) return PMIX_SUCCESS;  // the node hosts none: NULL, 0
-    auto *arr = static_cast<pmix_proc_t *>(std::calloc(out.size(), sizeof(pmix_proc_t)));
-    if (arr == nullptr) return PMIX_ERR_NOMEM;
-    std::memcpy(arr, out.data(), out.size() * sizeof(pmix_proc_t));
-    *procs = arr;
-    *nprocs = out.size();
-    return PMIX_SUCCESS;
+    return known ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t nspace, char **nodelist) {
-    if (nodelist != nullptr) *nodelist = nullptr;
-    if (!resolve_up()) return PMIX_ERR_INIT;
-    if (nodelist == nullptr) return PMIX_ERR_BAD_PARAM;
-    std::string ns;
-    if (nspace != nullptr && nspace[0] != '\0') {
-        ns.assign(nspace, strnlen(nspace, PMIX_MAX_NSLEN));
-    } else {
+pmix_status_t resolve_nodes(const std::string &nspace, std::string &list) {
+    std::string ns = nspace;
+    if (ns.empty()) {
         const pmix_proc_t me = Client::instance().self();
         ns.assign(me.nspace, strnlen(me.nspace, PMIX_MAX_NSLEN));
     }
     auto layout = job_layout(ns);
     if (!layout) return PMIX_ERR_NOT_FOUND;
-    std::string list;
     for (const auto &[host, ranks] : *layout) {
         if (ranks.empty()) continue;
         list += (list.empty() ? "" : ",") + host;
     }
-    *nodelist = strdup(list.c_str());
-    return *nodelist != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    return PMIX_SUCCESS;
 }
 
-}  // extern "C"
+}  // namespace pmixpp::client
