@@ -58,11 +58,16 @@ struct QueryState {
     InfoArray qualifiers;
     std::vector<pmix_info_t> found;
     std::vector<std::string> remote;  // keys left for the server
+    // PMIX_QUERY_ATTRIBUTE_SUPPORT: the library's levels, answered here and
+    // merged with the host's level from the server (merge_attribute_support).
+    std::vector<pmix_info_t> attr_local;
     QueryState() = default;
     QueryState(const QueryState &) = delete;
     QueryState &operator=(const QueryState &) = delete;
     ~QueryState() {
         if (!found.empty()) pmixpp::wire::destruct(PMIX_INFO, found.data(), found.size());
+        if (!attr_local.empty())
+            pmixpp::wire::destruct(PMIX_INFO, attr_local.data(), attr_local.size());
     }
 };
 
@@ -71,7 +76,47 @@ struct QueryJob {
     std::size_t asked = 0;
 };
 
+using pmixpp::client::AttributeSupport;
 using pmixpp::client::QueryDone;
+
+// The library's levels of a PMIX_QUERY_ATTRIBUTE_SUPPORT answer go into the
+// host's answer from the server (same key), or make the answer alone.
+void merge_attribute_support(QueryState &q) {
+    if (q.attr_local.empty()) return;
+    for (auto &f : q.found) {
+        if (!PMIX_CHECK_KEY(&f, PMIX_QUERY_ATTRIBUTE_SUPPORT) || f.value.type != PMIX_DATA_ARRAY ||
+            f.value.data.darray == nullptr || f.value.data.darray->type != PMIX_INFO)
+            continue;
+        pmix_data_array_t *d = f.value.data.darray;
+        const std::size_t n = d->size + q.attr_local.size();
+        auto *arr = static_cast<pmix_info_t *>(std::calloc(n, sizeof(pmix_info_t)));
+        if (d->size > 0) std::memcpy(arr, d->array, d->size * sizeof(pmix_info_t));
+        std::memcpy(arr + d->size, q.attr_local.data(), q.attr_local.size() * sizeof(pmix_info_t));
+        std::free(d->array);  // the entries moved
+        d->array = arr;
+        d->size = n;
+        q.attr_local.clear();
+        return;
+    }
+    const std::size_t n = q.attr_local.size();
+    auto *arr = static_cast<pmix_info_t *>(std::calloc(n, sizeof(pmix_info_t)));
+    std::memcpy(arr, q.attr_local.data(), n * sizeof(pmix_info_t));
+    q.attr_local.clear();
+    auto *d = static_cast<pmix_data_array_t *>(std::calloc(1, sizeof(pmix_data_array_t)));
+    *d = pmix_data_array_t{PMIX_INFO, n, arr};
+    pmix_info_t i;
+    std::memset(&i, 0, sizeof i);
+    std::strncpy(i.key, PMIX_QUERY_ATTRIBUTE_SUPPORT, PMIX_MAX_KEYLEN);
+    i.value.type = PMIX_DATA_ARRAY;
+    i.value.data.darray = d;
+    q.found.push_back(i);
+}
+
+// Whether a PMIX_QUERY_ATTRIBUTE_SUPPORT query is answered in this process.
+bool attributes_here(const AttributeSupport &attrs, std::span<const pmix_info_t> qualifiers) {
+    return attrs.library != nullptr && (attrs.host_here != nullptr || attrs.asks_host == nullptr ||
+                                        !attrs.asks_host(qualifiers));
+}
 
 // The namespace a query is about (PMIX_NSPACE / PMIX_PROCID), else our own.
 std::string nspace_of(const QueryState &q) {
@@ -205,6 +250,7 @@ pmix_info_t *assemble(QueryJob &job, std::size_t &n) {
 }
 
 void finish(QueryJob &job, const QueryDone &done) {
+    for (auto &q : job.queries) merge_attribute_support(*q);
     std::size_t found = 0;
     for (const auto &q : job.queries) found += q->found.size();
     if (found == 0) {
@@ -221,11 +267,16 @@ void finish(QueryJob &job, const QueryDone &done) {
 }
 
 // Whether every key of every query is one the library answers by itself.
-bool only_library_facts(const pmix_query_t queries[], size_t nqueries) {
+bool only_library_facts(const pmix_query_t queries[], size_t nqueries,
+                        const AttributeSupport &attrs) {
     if (queries == nullptr || nqueries == 0) return false;
     for (size_t i = 0; i < nqueries; ++i) {
         if (queries[i].keys == nullptr || queries[i].keys[0] == nullptr) return false;
+        const std::span<const pmix_info_t> quals(
+            queries[i].qualifiers, queries[i].qualifiers == nullptr ? 0 : queries[i].nqual);
         for (char **k = queries[i].keys; *k != nullptr; ++k) {
+            if (std::strcmp(*k, PMIX_QUERY_ATTRIBUTE_SUPPORT) == 0 && attributes_here(attrs, quals))
+                continue;
             if (library_fact(*k) == nullptr) return false;
         }
     }
@@ -234,7 +285,8 @@ bool only_library_facts(const pmix_query_t queries[], size_t nqueries) {
 
 // Reads the queries and answers what can be answered here; `any_remote`:
 // some key is left for the server.
-pmix_status_t prepare(pmix_query_t queries[], size_t nqueries, QueryJob &job, bool &any_remote) {
+pmix_status_t prepare(pmix_query_t queries[], size_t nqueries, QueryJob &job, bool &any_remote,
+                      const AttributeSupport &attrs) {
     if (queries == nullptr || nqueries == 0) return PMIX_ERR_BAD_PARAM;
     any_remote = false;
     for (size_t i = 0; i < nqueries; ++i) {
@@ -256,6 +308,19 @@ pmix_status_t prepare(pmix_query_t queries[], size_t nqueries, QueryJob &job, bo
             ++job.asked;
             if (const char *fact = library_fact(k)) {
                 add_string(*q, k, fact);  // no other source: refresh or not
+            } else if (k == PMIX_QUERY_ATTRIBUTE_SUPPORT && attrs.library != nullptr) {
+                // The library's levels here; the host's from the server (or
+                // from this process's own server library).
+                const auto quals = q->qualifiers.span();
+                attrs.library(quals, q->attr_local);
+                if (attrs.asks_host != nullptr && attrs.asks_host(quals)) {
+                    if (attrs.host_here != nullptr) {
+                        attrs.host_here(quals, q->attr_local);
+                    } else {
+                        q->remote.push_back(k);
+                    }
+                }
+                // No level asked (the levels are required qualifiers): not found.
             } else if (refresh || !answer_locally(*q, k)) {
                 q->remote.push_back(k);
             }
@@ -266,14 +331,16 @@ pmix_status_t prepare(pmix_query_t queries[], size_t nqueries, QueryJob &job, bo
     return PMIX_SUCCESS;
 }
 
-pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone done) {
+pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone done,
+                          const AttributeSupport &attrs) {
     if (pmix_status_t rc = request_gate(); rc != PMIX_SUCCESS) {
         // A server process has no server to ask, but answers the library's facts.
-        if (rc != PMIX_ERR_NOT_SUPPORTED || !only_library_facts(queries, nqueries)) return rc;
+        if (rc != PMIX_ERR_NOT_SUPPORTED || !only_library_facts(queries, nqueries, attrs))
+            return rc;
     }
     auto job = std::make_shared<QueryJob>();
     bool any_remote = false;
-    if (pmix_status_t rc = prepare(queries, nqueries, *job, any_remote); rc != PMIX_SUCCESS)
+    if (pmix_status_t rc = prepare(queries, nqueries, *job, any_remote, attrs); rc != PMIX_SUCCESS)
         return rc;
     if (!any_remote) {
         bool posted =
@@ -408,19 +475,21 @@ bool resolve_up() {
 
 namespace pmixpp::client {
 
-pmix_status_t query(pmix_query_t queries[], size_t nqueries, QueryDone done) {
-    return query_async(queries, nqueries, std::move(done));
+pmix_status_t query(pmix_query_t queries[], size_t nqueries, QueryDone done,
+                    const AttributeSupport &attrs) {
+    return query_async(queries, nqueries, std::move(done), attrs);
 }
 
-bool query_only_library_facts(const pmix_query_t queries[], size_t nqueries) {
-    return only_library_facts(queries, nqueries);
+bool query_only_library_facts(const pmix_query_t queries[], size_t nqueries,
+                              const AttributeSupport &attrs) {
+    return only_library_facts(queries, nqueries, attrs);
 }
 
 pmix_status_t query_here(pmix_query_t queries[], size_t nqueries, pmix_info_t **results,
-                         size_t *nresults) {
+                         size_t *nresults, const AttributeSupport &attrs) {
     QueryJob job;
     bool any_remote = false;
-    if (pmix_status_t rc = prepare(queries, nqueries, job, any_remote); rc != PMIX_SUCCESS)
+    if (pmix_status_t rc = prepare(queries, nqueries, job, any_remote, attrs); rc != PMIX_SUCCESS)
         return rc;
     pmix_status_t status = PMIX_ERR_NOT_FOUND;
     finish(job, [&](pmix_status_t s, pmix_info_t *info, std::size_t n) {

@@ -138,6 +138,7 @@ void Server::stop() {
     groups_.clear();
     collectives_.clear();  // shared-memory waiters, trackers, connect state
     tools_.clear();
+    host_attributes_.clear();
     rendezvous_.remove();
     for (auto &[ns, job] : clients_.jobs()) {
         for (auto &[rank, client] : job.clients) {

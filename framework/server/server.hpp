@@ -35,6 +35,7 @@
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
 #include "server/groups.hpp"
+#include "server/host_attributes.hpp"
 #include "server/iof_router.hpp"
 #include "server/logging.hpp"
 #include "server/modex.hpp"
@@ -82,6 +83,17 @@ class Server : private DepartureListener {
     mca::Result<wire::InfoArray> setup_application(const std::string &nspace,
                                                    std::span<const pmix_info_t> info);
     pmix_status_t setup_local_support(const std::string &nspace, wire::InfoArray info);
+
+    // PMIx_Register_attributes (host_attributes.hpp) and the server process's
+    // own query of the host's level.
+    pmix_status_t register_host_attributes(const std::string &upcall,
+                                           std::vector<wire::AttributeFacts> attributes) {
+        return host_attributes_.add(upcall, std::move(attributes));
+    }
+    void host_attribute_support(std::span<const pmix_info_t> qualifiers,
+                                std::vector<pmix_info_t> &entries) const {
+        host_attributes_.answer(qualifiers, *host_.operator->(), entries);
+    }
 
     const pmix_proc_t &self() const noexcept { return self_; }
     gds_base::Datastore &store() { return *store_; }
@@ -183,7 +195,9 @@ class Server : private DepartureListener {
     // What PMIx_server_setup_local_support was given, per nspace (setup.cpp).
     std::map<std::string, wire::InfoArray> local_support_;
     std::optional<pnet_base::Networks> networks_;  // network: setup.cpp
-    RendezvousFiles rendezvous_;                   // rendezvous.hpp: tools find this server by them
+    RendezvousFiles rendezvous_;
+    HostAttributes host_attributes_;  // PMIx_Register_attributes                   //
+                                      // rendezvous.hpp: tools find this server by them
 
     // --- the services (README.md): each owns its state and registers its requests
     Cleanup cleanup_{host_, requests_};          // job_control, cleanup directives

@@ -22,6 +22,9 @@ namespace pmixrun {
 
 // Sets tool_connected and query in `module`.
 void install_tool_services(pmix_server_module_t &module);
+// After PMIx_server_init: PMIx_Register_attributes of what those upcalls and
+// spawn act on (a tool's PMIX_HOST_ATTRIBUTES query returns them).
+pmix_status_t register_tool_attributes();
 // The launcher's reports (main thread); the query upcall reads them.
 // Before the launch: the rank is in the table, launching (pid 0).
 void tools_proc_launching(const pmix_proc_t &proc, const std::string &program);
