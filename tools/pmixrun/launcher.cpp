@@ -548,6 +548,11 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
             if (i.value.type == PMIX_UINT32) spec.daemons_per_node = i.value.data.uint32;
             if (spec.daemons_per_node == 0 || spec.daemons_per_node > 1024)
                 return PMIX_ERR_BAD_PARAM;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_DAEMONS_PER_PROC)) {
+            if (i.value.type == PMIX_UINT16) spec.daemons_per_proc = i.value.data.uint16;
+            if (i.value.type == PMIX_UINT32) spec.daemons_per_proc = i.value.data.uint32;
+            if (spec.daemons_per_proc == 0 || spec.daemons_per_proc > 1024)
+                return PMIX_ERR_BAD_PARAM;
         }
     }
     // Nobody to tell without a requester.
@@ -572,10 +577,22 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
         app.nprocs = static_cast<std::uint32_t>(in.maxprocs);
         spec.apps.push_back(std::move(app));
     }
-    // Debugger daemons: that many per node, and pmixrun has one node.
+    // Debugger daemons: that many per node, and pmixrun has one node; or that
+    // many per process of the target (its every rank for PMIX_RANK_WILDCARD).
+    // Both at once, or per process without a known target: PMIX_ERR_BAD_PARAM.
+    if (spec.daemons_per_node > 0 && spec.daemons_per_proc > 0) return PMIX_ERR_BAD_PARAM;
     if (spec.daemons_per_node > 0) {
         if (spec.apps.size() != 1) return PMIX_ERR_BAD_PARAM;
         spec.apps.front().nprocs = spec.daemons_per_node;
+    }
+    if (spec.daemons_per_proc > 0) {
+        if (spec.apps.size() != 1 || !spec.has_debug_target) return PMIX_ERR_BAD_PARAM;
+        const std::size_t targets =
+            spec.debug_target.rank == PMIX_RANK_WILDCARD
+                ? tools_job_procs(spec.debug_target.nspace)
+                : (tools_job_procs(spec.debug_target.nspace) > spec.debug_target.rank ? 1 : 0);
+        if (targets == 0) return PMIX_ERR_BAD_PARAM;
+        spec.apps.front().nprocs = static_cast<std::uint32_t>(targets * spec.daemons_per_proc);
     }
     launcher->queue_spawn(
         std::move(spec), [cbfunc, cbdata](pmix_status_t rc, const std::string &ns) {

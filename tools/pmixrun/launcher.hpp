@@ -52,6 +52,7 @@ struct JobSpec {
     bool has_debug_target = false;
     pmix_proc_t debug_target{};
     std::uint32_t daemons_per_node = 0;
+    std::uint32_t daemons_per_proc = 0;  // times the target's processes (tools.hpp)
 };
 
 // done(status, nspace): the outcome of a queued spawn, called once.

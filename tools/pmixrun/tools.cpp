@@ -29,6 +29,7 @@ constexpr const char *kSpawnAttributes[] = {PMIX_WDIR, PMIX_NOTIFY_PROC_TERMINAT
                                             PMIX_NOTIFY_COMPLETION, PMIX_EVENT_SILENT_TERMINATION};
 // The debugger attributes of a spawn (launcher.cpp).
 constexpr const char *kDebugSpawnAttributes[] = {PMIX_DEBUG_STOP_IN_INIT, PMIX_DEBUG_TARGET,
+                                                 PMIX_DEBUG_DAEMONS_PER_PROC,
                                                  PMIX_DEBUG_DAEMONS_PER_NODE};
 
 void on_tool_connected(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,
@@ -254,6 +255,12 @@ pid_t tools_spawn_recorded(const pmix_proc_t &proc, const std::string &program,
     r.program = program;
     r.started = true;
     return pid;
+}
+
+std::size_t tools_job_procs(const std::string &nspace) {
+    std::lock_guard lock(g_table_mutex);
+    auto job = g_table.find(nspace);
+    return job == g_table.end() ? 0 : job->second.size();
 }
 
 void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, bool by_signal) {

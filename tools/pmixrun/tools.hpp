@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -32,6 +33,8 @@ void tools_proc_launching(const pmix_proc_t &proc, const std::string &program);
 // process as started, both under the table's lock.
 pid_t tools_spawn_recorded(const pmix_proc_t &proc, const std::string &program,
                            const std::function<pid_t()> &spawn);
+// How many processes of job `nspace` the table holds (0: unknown job).
+std::size_t tools_job_procs(const std::string &nspace);
 void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, bool by_signal);
 
 }  // namespace pmixrun
