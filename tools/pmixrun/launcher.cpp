@@ -325,8 +325,21 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         }
         std::vector<std::string> args = app.argv.empty() ? std::vector{app.program} : app.argv;
         std::vector<char *> child_argv;
-        for (auto &s : args) child_argv.push_back(s.data());
+        // PMIX_DEBUG_STOP_ON_EXEC, without ptrace: a shell stops itself
+        // (SIGSTOP) and, once continued (a debugger's PMIx_Job_control
+        // RESUME), execs the program in its place, so the pid in the proc
+        // table is the program's. Its argv[0] is then the program's path.
+        static char sh_name[] = "sh", sh_c[] = "-c",
+                    stop_then_exec[] = "kill -STOP $$ && exec \"$0\" \"$@\"";
+        std::string program_path = paths[a];
+        if (spec.stop_on_exec) {
+            child_argv = {sh_name, sh_c, stop_then_exec, program_path.data()};
+            for (std::size_t j = 1; j < args.size(); ++j) child_argv.push_back(args[j].data());
+        } else {
+            for (auto &s : args) child_argv.push_back(s.data());
+        }
         child_argv.push_back(nullptr);
+        const std::string launch_path = spec.stop_on_exec ? "/bin/sh" : paths[a];
         for (uint32_t k = 0; k < app.nprocs; ++k, ++rank) {
             pmix_proc_t proc = proc_of(rank);
             char **cenv = static_cast<char **>(std::calloc(env.size() + 1, sizeof(char *)));
@@ -354,7 +367,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
             int err = 0;
             const SpawnBinding binding(offset + rank);  // the child inherits it
             tools_spawn_recorded(proc, paths[a], [&] {  // tools.hpp: the proc table
-                err = posix_spawn(&pid, paths[a].c_str(), actions_p, nullptr, child_argv.data(),
+                err = posix_spawn(&pid, launch_path.c_str(), actions_p, nullptr, child_argv.data(),
                                   cenv);
                 return err == 0 ? pid : -1;
             });
@@ -539,6 +552,8 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
             spec.notify.silent = on;
         } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_IN_INIT)) {
             spec.stop_in_init = on;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_ON_EXEC)) {
+            spec.stop_on_exec = on;
         } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_TARGET) && i.value.type == PMIX_PROC &&
                    i.value.data.proc != nullptr) {
             spec.has_debug_target = true;

@@ -122,7 +122,9 @@ bool answer(const std::string &key, const std::string &ns, pmix_info_t &out) {
     }
     if (key == PMIX_QUERY_DEBUG_SUPPORT) {
         // The debugger attributes pmixrun acts on (spawn_upcall).
-        PMIX_INFO_LOAD(&out, key.c_str(), PMIX_DEBUG_STOP_IN_INIT, PMIX_STRING);
+        const std::string list =
+            std::string(PMIX_DEBUG_STOP_IN_INIT) + "," + PMIX_DEBUG_STOP_ON_EXEC;
+        PMIX_INFO_LOAD(&out, key.c_str(), list.c_str(), PMIX_STRING);
         return true;
     }
     if (key == PMIX_QUERY_MEMORY_USAGE) {
