@@ -103,6 +103,7 @@ int main(int argc, char **argv) {
     if (t == NULL || strcmp(t->string, PMIX_TIMEOUT) != 0 || t->type != PMIX_INT)
         fail("PMIx_Get's PMIX_TIMEOUT before init", PMIX_ERROR);
     PMIX_INFO_FREE(results, nresults);
+    PMIX_INFO_DESTRUCT(&q1[0]);
 
     /* 2. connected to pmixrun */
     pmix_info_t info;
@@ -144,6 +145,7 @@ int main(int argc, char **argv) {
         strstr(hf->value.data.string, "PMIx_Query_info") == NULL)
         fail("host functions", PMIX_ERROR);
     PMIX_INFO_FREE(results, nresults);
+    for (int i = 0; i < 5; ++i) PMIX_INFO_DESTRUCT(&q2[i]);
 
     /* 3. no level asked */
     rc = ask(NULL, 0, &results, &nresults, &s, &n);
@@ -163,6 +165,7 @@ int main(int argc, char **argv) {
         strstr(tf->value.data.string, "PMIx_tool_attach_to_server") == NULL)
         fail("tool functions, unconnected", rc);
     PMIX_INFO_FREE(results, nresults);
+    PMIX_INFO_DESTRUCT(&q4[0]);
     PMIx_tool_finalize();
     printf("tool_attrs ok\n");
     return 0;
