@@ -123,10 +123,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t * /*info*
     return unavailable();
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Register_attributes(char * /*function*/, char ** /*attrs*/) {
-    return unavailable();
-}
-
 PMIX_EXPORT pmix_status_t PMIx_server_define_process_set(const pmix_proc_t * /*members*/,
                                                          size_t /*nmembers*/,
                                                          const char * /*pset_name*/) {

@@ -303,7 +303,7 @@ void Client::adopt(Handshaken &&connected, std::shared_ptr<ptl_base::Transports>
         if (!channel_) {
             log()->error("{}: cannot watch the connection to {}", who, handover->uri);
             lost_ = true;
-            raise_lost_connection();
+            raise_lost_connection(server_);
             return;
         }
         for (auto &f : handover->early) on_frame(*channel_, std::move(f));
@@ -407,19 +407,25 @@ void Client::on_close(Channel &ch, const std::string &reason) {
         // One of a tool's other servers (or one it dropped).
         const auto gone = std::find_if(others_.begin(), others_.end(),
                                        [&](const auto &o) { return o.second.get() == &ch; });
+        // A tool's other server that went away (one it disconnected from
+        // is no longer listed): its handlers hear of it, with that server as
+        // the source; the current server stays current (docs/tools.md).
+        std::optional<pmix_proc_t> lost;
         if (gone != others_.end()) {
             log()->warn("client: lost the connection to server {}:{}: {}", gone->first.nspace,
                         gone->first.rank, reason);
+            lost = gone->first;
             others_.erase(gone);
         }
         fail_all();
+        if (lost && !finalizing_) raise_lost_connection(*lost);
         return;
     }
     if (!finalizing_) log()->warn("client: lost the connection to the server: {}", reason);
     lost_ = true;
     wake_fence_waiters();  // a caller may sleep in its barrier
     fail_all();
-    if (!finalizing_) raise_lost_connection();
+    if (!finalizing_) raise_lost_connection(server_);
 }
 
 void Client::store_stream(std::span<const std::uint8_t> stream) {

@@ -158,7 +158,8 @@ class Client {
     void handle_event(wire::Frame &frame);
     // The connection to the server is gone (not by finalize): raise
     // PMIX_ERR_LOST_CONNECTION to this process's handlers (events.cpp).
-    void raise_lost_connection();
+    // PMIX_ERR_LOST_CONNECTION to this process's handlers, `server` as its source.
+    void raise_lost_connection(const pmix_proc_t &server);
     // Unsolicited `iof` message: the payload to its registration's handler (iof.cpp).
     void handle_iof(wire::Frame &frame);
     // The job's fence segment, mapped at first use (nullptr: none); forget it.

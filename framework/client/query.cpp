@@ -1,4 +1,5 @@
-// C entry points PMIx_Query_info(_nb) and PMIx_Resolve_peers / _nodes.
+// PMIx_Query_info(_nb) and PMIx_Resolve_peers / _nodes in the client and tool
+// (the C entry points: api/query_api.cpp; declarations: query.hpp).
 //
 // Query: the library's own facts (PMIX_QUERY_STABLE_ABI_VERSION,
 // PMIX_QUERY_PROVISIONAL_ABI_VERSION: runtime/std_abi.hpp) are always
@@ -29,6 +30,7 @@
 #include <optional>
 #include <set>
 
+#include "client/query.hpp"
 #include "client/request_util.hpp"
 #include "runtime/std_abi.hpp"
 #include "wire/regex.hpp"
@@ -38,7 +40,6 @@
 using pmixpp::client::Client;
 using pmixpp::client::post_request;
 using pmixpp::client::request_gate;
-using pmixpp::runtime::Completion;
 using pmixpp::wire::BodyReader;
 using pmixpp::wire::BodyWriter;
 using pmixpp::wire::Command;
@@ -57,11 +58,16 @@ struct QueryState {
     InfoArray qualifiers;
     std::vector<pmix_info_t> found;
     std::vector<std::string> remote;  // keys left for the server
+    // PMIX_QUERY_ATTRIBUTE_SUPPORT: the library's levels, answered here and
+    // merged with the host's level from the server (merge_attribute_support).
+    std::vector<pmix_info_t> attr_local;
     QueryState() = default;
     QueryState(const QueryState &) = delete;
     QueryState &operator=(const QueryState &) = delete;
     ~QueryState() {
         if (!found.empty()) pmixpp::wire::destruct(PMIX_INFO, found.data(), found.size());
+        if (!attr_local.empty())
+            pmixpp::wire::destruct(PMIX_INFO, attr_local.data(), attr_local.size());
     }
 };
 
@@ -70,7 +76,47 @@ struct QueryJob {
     std::size_t asked = 0;
 };
 
-using QueryDone = std::function<void(pmix_status_t, pmix_info_t *, std::size_t)>;
+using pmixpp::client::AttributeSupport;
+using pmixpp::client::QueryDone;
+
+// The library's levels of a PMIX_QUERY_ATTRIBUTE_SUPPORT answer go into the
+// host's answer from the server (same key), or make the answer alone.
+void merge_attribute_support(QueryState &q) {
+    if (q.attr_local.empty()) return;
+    for (auto &f : q.found) {
+        if (!PMIX_CHECK_KEY(&f, PMIX_QUERY_ATTRIBUTE_SUPPORT) || f.value.type != PMIX_DATA_ARRAY ||
+            f.value.data.darray == nullptr || f.value.data.darray->type != PMIX_INFO)
+            continue;
+        pmix_data_array_t *d = f.value.data.darray;
+        const std::size_t n = d->size + q.attr_local.size();
+        auto *arr = static_cast<pmix_info_t *>(std::calloc(n, sizeof(pmix_info_t)));
+        if (d->size > 0) std::memcpy(arr, d->array, d->size * sizeof(pmix_info_t));
+        std::memcpy(arr + d->size, q.attr_local.data(), q.attr_local.size() * sizeof(pmix_info_t));
+        std::free(d->array);  // the entries moved
+        d->array = arr;
+        d->size = n;
+        q.attr_local.clear();
+        return;
+    }
+    const std::size_t n = q.attr_local.size();
+    auto *arr = static_cast<pmix_info_t *>(std::calloc(n, sizeof(pmix_info_t)));
+    std::memcpy(arr, q.attr_local.data(), n * sizeof(pmix_info_t));
+    q.attr_local.clear();
+    auto *d = static_cast<pmix_data_array_t *>(std::calloc(1, sizeof(pmix_data_array_t)));
+    *d = pmix_data_array_t{PMIX_INFO, n, arr};
+    pmix_info_t i;
+    std::memset(&i, 0, sizeof i);
+    std::strncpy(i.key, PMIX_QUERY_ATTRIBUTE_SUPPORT, PMIX_MAX_KEYLEN);
+    i.value.type = PMIX_DATA_ARRAY;
+    i.value.data.darray = d;
+    q.found.push_back(i);
+}
+
+// Whether a PMIX_QUERY_ATTRIBUTE_SUPPORT query is answered in this process.
+bool attributes_here(const AttributeSupport &attrs, std::span<const pmix_info_t> qualifiers) {
+    return attrs.library != nullptr && (attrs.host_here != nullptr || attrs.asks_host == nullptr ||
+                                        !attrs.asks_host(qualifiers));
+}
 
 // The namespace a query is about (PMIX_NSPACE / PMIX_PROCID), else our own.
 std::string nspace_of(const QueryState &q) {
@@ -204,6 +250,7 @@ pmix_info_t *assemble(QueryJob &job, std::size_t &n) {
 }
 
 void finish(QueryJob &job, const QueryDone &done) {
+    for (auto &q : job.queries) merge_attribute_support(*q);
     std::size_t found = 0;
     for (const auto &q : job.queries) found += q->found.size();
     if (found == 0) {
@@ -220,11 +267,16 @@ void finish(QueryJob &job, const QueryDone &done) {
 }
 
 // Whether every key of every query is one the library answers by itself.
-bool only_library_facts(const pmix_query_t queries[], size_t nqueries) {
+bool only_library_facts(const pmix_query_t queries[], size_t nqueries,
+                        const AttributeSupport &attrs) {
     if (queries == nullptr || nqueries == 0) return false;
     for (size_t i = 0; i < nqueries; ++i) {
         if (queries[i].keys == nullptr || queries[i].keys[0] == nullptr) return false;
+        const std::span<const pmix_info_t> quals(
+            queries[i].qualifiers, queries[i].qualifiers == nullptr ? 0 : queries[i].nqual);
         for (char **k = queries[i].keys; *k != nullptr; ++k) {
+            if (std::strcmp(*k, PMIX_QUERY_ATTRIBUTE_SUPPORT) == 0 && attributes_here(attrs, quals))
+                continue;
             if (library_fact(*k) == nullptr) return false;
         }
     }
@@ -233,7 +285,8 @@ bool only_library_facts(const pmix_query_t queries[], size_t nqueries) {
 
 // Reads the queries and answers what can be answered here; `any_remote`:
 // some key is left for the server.
-pmix_status_t prepare(pmix_query_t queries[], size_t nqueries, QueryJob &job, bool &any_remote) {
+pmix_status_t prepare(pmix_query_t queries[], size_t nqueries, QueryJob &job, bool &any_remote,
+                      const AttributeSupport &attrs) {
     if (queries == nullptr || nqueries == 0) return PMIX_ERR_BAD_PARAM;
     any_remote = false;
     for (size_t i = 0; i < nqueries; ++i) {
@@ -255,6 +308,19 @@ pmix_status_t prepare(pmix_query_t queries[], size_t nqueries, QueryJob &job, bo
             ++job.asked;
             if (const char *fact = library_fact(k)) {
                 add_string(*q, k, fact);  // no other source: refresh or not
+            } else if (k == PMIX_QUERY_ATTRIBUTE_SUPPORT && attrs.library != nullptr) {
+                // The library's levels here; the host's from the server (or
+                // from this process's own server library).
+                const auto quals = q->qualifiers.span();
+                attrs.library(quals, q->attr_local);
+                if (attrs.asks_host != nullptr && attrs.asks_host(quals)) {
+                    if (attrs.host_here != nullptr) {
+                        attrs.host_here(quals, q->attr_local);
+                    } else {
+                        q->remote.push_back(k);
+                    }
+                }
+                // No level asked (the levels are required qualifiers): not found.
             } else if (refresh || !answer_locally(*q, k)) {
                 q->remote.push_back(k);
             }
@@ -265,14 +331,16 @@ pmix_status_t prepare(pmix_query_t queries[], size_t nqueries, QueryJob &job, bo
     return PMIX_SUCCESS;
 }
 
-pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone done) {
+pmix_status_t query_async(pmix_query_t queries[], size_t nqueries, QueryDone done,
+                          const AttributeSupport &attrs) {
     if (pmix_status_t rc = request_gate(); rc != PMIX_SUCCESS) {
         // A server process has no server to ask, but answers the library's facts.
-        if (rc != PMIX_ERR_NOT_SUPPORTED || !only_library_facts(queries, nqueries)) return rc;
+        if (rc != PMIX_ERR_NOT_SUPPORTED || !only_library_facts(queries, nqueries, attrs))
+            return rc;
     }
     auto job = std::make_shared<QueryJob>();
     bool any_remote = false;
-    if (pmix_status_t rc = prepare(queries, nqueries, *job, any_remote); rc != PMIX_SUCCESS)
+    if (pmix_status_t rc = prepare(queries, nqueries, *job, any_remote, attrs); rc != PMIX_SUCCESS)
         return rc;
     if (!any_remote) {
         bool posted =
@@ -405,74 +473,52 @@ bool resolve_up() {
 
 }  // namespace
 
-extern "C" {
+namespace pmixpp::client {
 
-PMIX_EXPORT pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
-                                             pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    if (cbfunc == nullptr)
-        return request_gate() == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : request_gate();
-    return query_async(queries, nqueries,
-                       [cbfunc, cbdata](pmix_status_t s, pmix_info_t *info, std::size_t n) {
-                           // Ours until the caller calls the release function.
-                           auto *keep = new std::pair<pmix_info_t *, std::size_t>(info, n);
-                           cbfunc(s, info, n, cbdata, release_results, keep);
-                       });
+pmix_status_t query(pmix_query_t queries[], size_t nqueries, QueryDone done,
+                    const AttributeSupport &attrs) {
+    return query_async(queries, nqueries, std::move(done), attrs);
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries,
-                                          pmix_info_t **results, size_t *nresults) {
-    if (results != nullptr) *results = nullptr;
-    if (nresults != nullptr) *nresults = 0;
-    if (results == nullptr || nresults == nullptr)
-        return request_gate() == PMIX_SUCCESS ? PMIX_ERR_BAD_PARAM : request_gate();
-    struct Out {
-        pmix_status_t status = PMIX_ERR_TIMEOUT;
-        pmix_info_t *info = nullptr;
-        std::size_t n = 0;
-    };
-    if (only_library_facts(queries, nqueries)) {
-        // Answered in the caller's thread, initialized or not (Chap_API_Query).
-        QueryJob job;
-        bool any_remote = false;
-        if (pmix_status_t rc = prepare(queries, nqueries, job, any_remote); rc != PMIX_SUCCESS)
-            return rc;
-        pmix_status_t status = PMIX_ERR_NOT_FOUND;
-        finish(job, [&](pmix_status_t s, pmix_info_t *info, std::size_t n) {
-            status = s;
-            *results = info;
-            *nresults = n;
-        });
-        return status;
-    }
-    auto done = std::make_shared<Completion<Out>>();
-    pmix_status_t rc =
-        query_async(queries, nqueries, [done](pmix_status_t s, pmix_info_t *info, std::size_t n) {
-            done->complete(Out{s, info, n});
-        });
-    if (rc != PMIX_SUCCESS) return rc;
-    done->wait();
-    const Out &o = done->value();
-    *results = o.info;  // the caller frees it (PMIX_INFO_FREE)
-    *nresults = o.n;
-    return o.status;
+bool query_only_library_facts(const pmix_query_t queries[], size_t nqueries,
+                              const AttributeSupport &attrs) {
+    return only_library_facts(queries, nqueries, attrs);
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_nspace_t nspace,
-                                             pmix_proc_t **procs, size_t *nprocs) {
-    if (procs != nullptr) *procs = nullptr;
-    if (nprocs != nullptr) *nprocs = 0;
-    if (!resolve_up()) return PMIX_ERR_INIT;
-    if (procs == nullptr || nprocs == nullptr) return PMIX_ERR_BAD_PARAM;
+pmix_status_t query_here(pmix_query_t queries[], size_t nqueries, pmix_info_t **results,
+                         size_t *nresults, const AttributeSupport &attrs) {
+    QueryJob job;
+    bool any_remote = false;
+    if (pmix_status_t rc = prepare(queries, nqueries, job, any_remote, attrs); rc != PMIX_SUCCESS)
+        return rc;
+    pmix_status_t status = PMIX_ERR_NOT_FOUND;
+    finish(job, [&](pmix_status_t s, pmix_info_t *info, std::size_t n) {
+        status = s;
+        *results = info;
+        *nresults = n;
+    });
+    return status;
+}
+
+void release_query_results(void *cbdata) {
+    release_results(cbdata);
+}
+
+bool resolve_available() {
+    return resolve_up();
+}
+
+pmix_status_t resolve_peers(const char *nodename, const std::string &nspace,
+                            std::vector<pmix_proc_t> &out) {
     const std::string node = nodename != nullptr && *nodename != '\0' ? nodename : local_hostname();
     std::vector<std::string> spaces;
-    if (nspace != nullptr && nspace[0] != '\0') {
-        spaces.emplace_back(nspace, strnlen(nspace, PMIX_MAX_NSLEN));
+    if (!nspace.empty()) {
+        spaces.push_back(nspace);
     } else {
         // All processes on the node: of the jobs this process knows, its own.
         const pmix_proc_t me = Client::instance().self();
         spaces.emplace_back(me.nspace, strnlen(me.nspace, PMIX_MAX_NSLEN));
     }
-    std::vector<pmix_proc_t> out;
     bool known = false;
     for (const auto &ns : spaces) {
         auto layout = job_layout(ns);
@@ -488,36 +534,22 @@ PMIX_EXPORT pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_ns
             }
         }
     }
-    if (!known) return PMIX_ERR_NOT_FOUND;
-    if (out.empty()) return PMIX_SUCCESS;  // the node hosts none: NULL, 0
-    auto *arr = static_cast<pmix_proc_t *>(std::calloc(out.size(), sizeof(pmix_proc_t)));
-    if (arr == nullptr) return PMIX_ERR_NOMEM;
-    std::memcpy(arr, out.data(), out.size() * sizeof(pmix_proc_t));
-    *procs = arr;
-    *nprocs = out.size();
-    return PMIX_SUCCESS;
+    return known ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND;
 }
 
-PMIX_EXPORT pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t nspace, char **nodelist) {
-    if (nodelist != nullptr) *nodelist = nullptr;
-    if (!resolve_up()) return PMIX_ERR_INIT;
-    if (nodelist == nullptr) return PMIX_ERR_BAD_PARAM;
-    std::string ns;
-    if (nspace != nullptr && nspace[0] != '\0') {
-        ns.assign(nspace, strnlen(nspace, PMIX_MAX_NSLEN));
-    } else {
+pmix_status_t resolve_nodes(const std::string &nspace, std::string &list) {
+    std::string ns = nspace;
+    if (ns.empty()) {
         const pmix_proc_t me = Client::instance().self();
         ns.assign(me.nspace, strnlen(me.nspace, PMIX_MAX_NSLEN));
     }
     auto layout = job_layout(ns);
     if (!layout) return PMIX_ERR_NOT_FOUND;
-    std::string list;
     for (const auto &[host, ranks] : *layout) {
         if (ranks.empty()) continue;
         list += (list.empty() ? "" : ",") + host;
     }
-    *nodelist = strdup(list.c_str());
-    return *nodelist != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    return PMIX_SUCCESS;
 }
 
-}  // extern "C"
+}  // namespace pmixpp::client

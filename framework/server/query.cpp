@@ -21,6 +21,8 @@
 //   PMIX_QUERY_LOCAL_PROC_TABLE  DATA_ARRAY of PROC_INFO, the ranks served here
 //   PMIX_QUERY_NUM_PSETS         SIZE 0;  PMIX_QUERY_PSET_NAMES: empty DATA_ARRAY of STRING
 //   PMIX_QUERY_SUPPORTED_KEYS    STRING, the keys above
+//   PMIX_QUERY_ATTRIBUTE_SUPPORT the host's level (PMIX_HOST_ATTRIBUTES / _FUNCTIONS):
+//                                DATA_ARRAY of INFO (wire/attribute_support.hpp)
 #include <spdlog/fmt/fmt.h>
 
 #include <algorithm>
@@ -45,7 +47,7 @@ namespace {
 constexpr const char *kLibraryKeys[] = {
     PMIX_QUERY_NAMESPACES, PMIX_QUERY_NAMESPACE_INFO,   PMIX_JOB_SIZE,
     PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE, PMIX_QUERY_NUM_PSETS,
-    PMIX_QUERY_PSET_NAMES, PMIX_QUERY_SUPPORTED_KEYS};
+    PMIX_QUERY_PSET_NAMES, PMIX_QUERY_SUPPORTED_KEYS,   PMIX_QUERY_ATTRIBUTE_SUPPORT};
 
 struct Query {
     std::vector<std::string> keys;
@@ -260,6 +262,18 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
     const auto &q = qualifiers;
     const char *k = key.c_str();
     if (groups_.answer_query(qualifiers, key, out)) return true;  // groups.cpp
+    if (key == PMIX_QUERY_ATTRIBUTE_SUPPORT) {
+        // The host's level only: the client answers the library's levels
+        // itself (api/attribute_support.cpp) and merges.
+        std::vector<pmix_info_t> entries;
+        host_attribute_support(q, entries);
+        if (entries.empty()) return false;
+        auto *arr = static_cast<pmix_info_t *>(std::calloc(entries.size(), sizeof(pmix_info_t)));
+        std::memcpy(arr, entries.data(), entries.size() * sizeof(pmix_info_t));
+        auto i = make_array_info(k, PMIX_INFO, arr, entries.size());
+        out.adopt(i);
+        return true;
+    }
     if (key == PMIX_QUERY_SUPPORTED_KEYS) {
         std::string all;
         for (const char *x : kLibraryKeys) all += (all.empty() ? "" : ",") + std::string(x);

@@ -52,6 +52,7 @@ Server::Server() {
     clients_.subscribe(&collectives_);
     clients_.subscribe(&groups_);
     clients_.subscribe(this);
+    clients_.subscribe(&tools_);  // last: a departed tool's record goes
     // Each service registers its own requests (README.md, "Adding a request type").
     on(Command::handshake, &Server::handle_handshake);
     on(Command::finalize, &Server::handle_finalize);
@@ -119,7 +120,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
         return mca::Status(PMIX_ERR_NOT_AVAILABLE,
                            "server: no transport opened a listener (modules: " + names + ")");
     }
-    configure_tools(info);  // tool.cpp
+    tools_.configure(info);  // tools.hpp
     // PMIX_SERVER_ENABLE_MONITORING: the psensor modules (monitoring.hpp)
     monitoring_.configure(info);
     {
@@ -138,6 +139,8 @@ void Server::stop() {
     active_ = false;
     groups_.clear();
     collectives_.clear();  // shared-memory waiters, trackers, connect state
+    tools_.clear();
+    host_attributes_.clear();
     rendezvous_.remove();
     topology_.stop();
     for (auto &[ns, job] : clients_.jobs()) {
@@ -245,7 +248,7 @@ void Server::on_close(Channel &ch, const std::string &reason) {
     if (client == nullptr || client->channel.get() != &ch) return;
     client->channel.reset();
     if (client->departed) return;  // finalized (or deregistered) first
-    if (!is_tool(peer.proc)) {
+    if (!tools_.is_tool(peer.proc)) {
         log()->warn("server: client {} lost its connection ({}) before finalizing",
                     describe(peer.proc), reason);
     }
@@ -261,7 +264,6 @@ void Server::client_departed(const ProcKey &key, Departure why) {
     if (why == Departure::deregistered) {
         if (c != nullptr && c->channel) c->channel->close("client deregistered");
     }
-    if (is_tool(key)) drop_tool(key);  // last: its record goes
 }
 
 void Server::job_deregistered(const std::string &nspace) {
@@ -324,8 +326,8 @@ void Server::handle_handshake(Channel &ch, Frame &frame, ClientRecord *) {
                            wire::kProtocolVersion));
         return;
     }
-    if (role == static_cast<std::uint8_t>(wire::Role::tool)) {  // tool.cpp
-        handle_tool_handshake(ch, frame, proc, uid, gid, pid, std::move(info));
+    if (role == static_cast<std::uint8_t>(wire::Role::tool)) {  // tools.hpp
+        tools_.handshake(ch, frame, proc, uid, gid, pid, std::move(info));
         return;
     }
     const ProcKey key = key_of(proc);
@@ -423,7 +425,7 @@ void Server::handle_finalize(Channel &ch, Frame &frame, ClientRecord *client) {
         return;
     }
     const ProcKey key = key_of(client->proc);
-    const bool tool = is_tool(key);
+    const bool tool = tools_.is_tool(key);
     const pmix_proc_t proc = client->proc;
     void *object = client->server_object;
     clients_.depart(key, Departure::finalized);  // `client` may be gone now (a tool's)

@@ -35,12 +35,14 @@
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
 #include "server/groups.hpp"
+#include "server/host_attributes.hpp"
 #include "server/iof_router.hpp"
 #include "server/logging.hpp"
 #include "server/modex.hpp"
 #include "server/monitoring.hpp"
 #include "server/rendezvous.hpp"
 #include "server/requests.hpp"
+#include "server/tools.hpp"
 #include "server/upcalls.hpp"
 #include "pnet/pnet_base.hpp"
 #include "server/fabric.hpp"
@@ -88,6 +90,17 @@ class Server : private DepartureListener {
     Inventory &inventory() noexcept { return inventory_; }
     // PMIx_Fabric_register / _update / _deregister in the server (fabric.hpp).
     Fabrics &fabrics() noexcept { return fabrics_; }
+
+    // PMIx_Register_attributes (host_attributes.hpp) and the server process's
+    // own query of the host's level.
+    pmix_status_t register_host_attributes(const std::string &upcall,
+                                           std::vector<wire::AttributeFacts> attributes) {
+        return host_attributes_.add(upcall, std::move(attributes));
+    }
+    void host_attribute_support(std::span<const pmix_info_t> qualifiers,
+                                std::vector<pmix_info_t> &entries) const {
+        host_attributes_.answer(qualifiers, *host_.operator->(), entries);
+    }
 
     const pmix_proc_t &self() const noexcept { return self_; }
     gds_base::Datastore &store() { return *store_; }
@@ -154,16 +167,6 @@ class Server : private DepartureListener {
     void handle_unpublish(wire::Channel &ch, wire::Frame &frame,
                           ClientRecord *client);                                     // publish.cpp
     void handle_query(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // query.cpp
-    // Tools (tool.cpp): PMIX_SERVER_TOOL_SUPPORT from the init info; the
-    // handshake of a Role::tool peer (approved by the host's tool_connected);
-    // a tool's finalize and its end (records and event registrations go).
-    void configure_tools(std::span<const pmix_info_t> info);
-    void handle_tool_handshake(wire::Channel &ch, wire::Frame &frame, const pmix_proc_t &requested,
-                               std::uint32_t uid, std::uint32_t gid, std::uint32_t pid,
-                               wire::InfoArray info);
-    bool is_tool(const ProcKey &key) const;
-    // A departed tool: its record (and its nspace's, when empty) goes.
-    void drop_tool(const ProcKey &key);
     // One query key the library answers from its own state (query.cpp); false: not known here.
     bool answer_query_key(std::span<const pmix_info_t> qualifiers, const std::string &key,
                           const std::string &caller_nspace, HostInfo &out);
@@ -201,13 +204,9 @@ class Server : private DepartureListener {
     std::optional<pnet_base::Networks> networks_;         // network: setup.cpp
     Inventory inventory_{[this] { return networks(); }};  // network: inventory.cpp
     Fabrics fabrics_{inventory_};                         // network: fabric.cpp
-    TopologySharing topology_;  // network: PMIX_SERVER_SHARE_TOPOLOGY, PMIX_TOPOLOGY2
-    // Tools (tool.cpp): whether the host accepts them, the connected tools
-    // (each a ClientRecord of its nspace) and the nspaces created for them.
-    bool tool_support_ = false;
-    std::set<ProcKey> tools_;
-    std::set<std::string> tool_jobs_;
-    RendezvousFiles rendezvous_;  // rendezvous.hpp: tools find this server by them
+    TopologySharing topology_;        // network: PMIX_SERVER_SHARE_TOPOLOGY, PMIX_TOPOLOGY2
+    RendezvousFiles rendezvous_;      // rendezvous.hpp: tools find this server by them
+    HostAttributes host_attributes_;  // PMIx_Register_attributes
 
     // --- the services (README.md): each owns its state and registers its requests
     Cleanup cleanup_{host_, requests_};          // job_control, cleanup directives
@@ -231,6 +230,16 @@ class Server : private DepartureListener {
                    [this](std::shared_ptr<const events::Event> ev) {
                        events_.notify_from_host(std::move(ev));
                    }};
+    // tool handshakes (Role::tool), connected tools (docs/tools.md)
+    Tools tools_{
+        clients_, host_, self_,
+        HandshakeOutcome{[this](wire::Channel &ch, const wire::Frame &frame, pmix_status_t status,
+                                const std::string &reason) { refuse(ch, frame, status, reason); },
+                         [this](wire::Channel &ch, const ProcKey &key) {
+                             auto &peer = channels_[&ch].second;
+                             peer.authenticated = true;
+                             peer.proc = key;
+                         }}};
 };
 
 }  // namespace pmixpp::server

@@ -4,13 +4,17 @@
  *
  *   tool_debug PMIXRUN_PID JOB_NSPACE DEBUGGEE DAEMON
  * Asks PMIX_QUERY_DEBUG_SUPPORT; spawns 2 DEBUGGEE with
- * PMIX_DEBUG_STOP_IN_INIT and PMIX_NOTIFY_COMPLETION; waits (bounded) for
+ * PMIX_DEBUG_STOP_IN_INIT, PMIX_NOTIFY_COMPLETION and
+ * PMIX_NOTIFY_PROC_TERMINATION; waits (bounded) for
  * PMIX_READY_FOR_DEBUG from both; checks in the proc table that both still
  * run; spawns 2 DAEMON (PMIX_DEBUG_TARGET the job, PMIX_DEBUG_DAEMONS_PER_NODE
  * 2), which print the target's proc table size, and waits for their job end;
+ * then 1 DAEMON with PMIX_DEBUG_DAEMONS_PER_PROC 1 (pmixrun starts one per
+ * target process: 2) and waits for that job's end;
  * prints "tool_debug releasing"; sends PMIX_DEBUGGER_RELEASE to the job
  * (custom range: its namespace); waits (bounded) for PMIX_EVENT_JOB_END of
- * the job; both job ends carry the PMIX_EVENT_RETURN_OBJECT the handler was
+ * the job and (bounded) PMIX_EVENT_PROC_TERMINATED of both its processes;
+ * the job ends carry the PMIX_EVENT_RETURN_OBJECT the handler was
  * registered with. Prints "tool_debug ok". */
 #include <pmix_tool.h>
 
@@ -24,7 +28,8 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pmix_proc_t ready[16];
-static int nready = 0, nended = 0, returned = 0;
+static pmix_proc_t terminated[16];
+static int nready = 0, nended = 0, returned = 0, nterminated = 0;
 static char ended_ns[8][PMIX_MAX_NSLEN + 1];
 static int marker; /* PMIX_EVENT_RETURN_OBJECT of the job-end handler */
 
@@ -41,6 +46,13 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
     pthread_mutex_lock(&lock);
     if (status == PMIX_READY_FOR_DEBUG && source != NULL && nready < 16) {
         ready[nready++] = *source;
+    } else if (status == PMIX_EVENT_PROC_TERMINATED && nterminated < 16) {
+        /* From the launcher: the ended process is the affected one. */
+        for (size_t i = 0; i < ninfo; ++i) {
+            if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) &&
+                info[i].value.type == PMIX_PROC)
+                terminated[nterminated++] = *info[i].value.data.proc;
+        }
     } else if (status == PMIX_EVENT_JOB_END && nended < 8) {
         char *ns = ended_ns[nended++];
         ns[0] = '\0';
@@ -76,6 +88,12 @@ static int wait_until(int (*cond_fn)(const char *), const char *ns, int want) {
         rc = pthread_cond_timedwait(&cond, &lock, &deadline);
     pthread_mutex_unlock(&lock);
     return ok;
+}
+
+static int count_terminated(const char *ns) {
+    int c = 0;
+    for (int i = 0; i < nterminated; ++i) c += strcmp(terminated[i].nspace, ns) == 0;
+    return c;
 }
 
 static int ended(const char *ns) {
@@ -114,6 +132,9 @@ int main(int argc, char **argv) {
     pmix_status_t code = PMIX_READY_FOR_DEBUG;
     rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_event, NULL, NULL);
     if (rc < 0) fail("PMIx_Register_event_handler", rc);
+    code = PMIX_EVENT_PROC_TERMINATED;
+    rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_event, NULL, NULL);
+    if (rc < 0) fail("PMIx_Register_event_handler PROC_TERMINATED", rc);
     code = PMIX_EVENT_JOB_END;
     PMIX_INFO_CONSTRUCT(&info[0]);
     PMIX_INFO_LOAD(&info[0], PMIX_EVENT_RETURN_OBJECT, &marker, PMIX_POINTER);
@@ -127,14 +148,14 @@ int main(int argc, char **argv) {
     PMIX_ARGV_APPEND(rc, app.argv, argv[3]);
     app.maxprocs = 2;
     bool yes = true;
-    PMIX_INFO_CONSTRUCT(&info[0]);
-    PMIX_INFO_CONSTRUCT(&info[1]);
-    PMIX_INFO_LOAD(&info[0], PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
-    PMIX_INFO_LOAD(&info[1], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    pmix_info_t sinfo[3];
+    for (int i = 0; i < 3; ++i) PMIX_INFO_CONSTRUCT(&sinfo[i]);
+    PMIX_INFO_LOAD(&sinfo[0], PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&sinfo[1], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&sinfo[2], PMIX_NOTIFY_PROC_TERMINATION, &yes, PMIX_BOOL);
     pmix_nspace_t child;
-    rc = PMIx_Spawn(info, 2, &app, 1, child);
-    PMIX_INFO_DESTRUCT(&info[0]);
-    PMIX_INFO_DESTRUCT(&info[1]);
+    rc = PMIx_Spawn(sinfo, 3, &app, 1, child);
+    for (int i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&sinfo[i]);
     PMIX_APP_DESTRUCT(&app);
     if (rc != PMIX_SUCCESS) fail("PMIx_Spawn stopped in init", rc);
 
@@ -181,6 +202,24 @@ int main(int argc, char **argv) {
     if (rc != PMIX_SUCCESS) fail("PMIx_Spawn of the daemons", rc);
     if (!wait_until(ended, daemons, 1)) fail("the daemons' PMIX_EVENT_JOB_END", PMIX_ERR_TIMEOUT);
 
+    /* One daemon per target process (PMIX_DEBUG_DAEMONS_PER_PROC). */
+    PMIX_APP_CONSTRUCT(&app);
+    app.cmd = strdup(argv[4]);
+    PMIX_ARGV_APPEND(rc, app.argv, argv[4]);
+    app.maxprocs = 1;
+    uint16_t per_proc = 1;
+    for (int i = 0; i < 3; ++i) PMIX_INFO_CONSTRUCT(&dinfo[i]);
+    PMIX_INFO_LOAD(&dinfo[0], PMIX_DEBUG_TARGET, &target, PMIX_PROC);
+    PMIX_INFO_LOAD(&dinfo[1], PMIX_DEBUG_DAEMONS_PER_PROC, &per_proc, PMIX_UINT16);
+    PMIX_INFO_LOAD(&dinfo[2], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    pmix_nspace_t per_proc_daemons;
+    rc = PMIx_Spawn(dinfo, 3, &app, 1, per_proc_daemons);
+    for (int i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&dinfo[i]);
+    PMIX_APP_DESTRUCT(&app);
+    if (rc != PMIX_SUCCESS) fail("PMIx_Spawn of the per-process daemons", rc);
+    if (!wait_until(ended, per_proc_daemons, 1))
+        fail("the per-process daemons' PMIX_EVENT_JOB_END", PMIX_ERR_TIMEOUT);
+
     printf("tool_debug releasing %s\n", child);
     pmix_data_array_t range = {PMIX_PROC, 1, &target};
     PMIX_INFO_CONSTRUCT(&info[0]);
@@ -190,10 +229,12 @@ int main(int argc, char **argv) {
     if (rc != PMIX_SUCCESS) fail("PMIx_Notify_event PMIX_DEBUGGER_RELEASE", rc);
     if (!wait_until(ended, child, 1))
         fail("PMIX_EVENT_JOB_END of the released job", PMIX_ERR_TIMEOUT);
+    if (!wait_until(count_terminated, child, 2))
+        fail("PMIX_EVENT_PROC_TERMINATED of both processes", PMIX_ERR_TIMEOUT);
     pthread_mutex_lock(&lock);
     const int got_returned = returned;
     pthread_mutex_unlock(&lock);
-    if (got_returned != 2) fail("PMIX_EVENT_RETURN_OBJECT with both job ends", PMIX_ERROR);
+    if (got_returned != 3) fail("PMIX_EVENT_RETURN_OBJECT with the three job ends", PMIX_ERROR);
     PMIx_tool_finalize();
     printf("tool_debug ok\n");
     return 0;

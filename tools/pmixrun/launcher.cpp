@@ -351,8 +351,21 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         }
         std::vector<std::string> args = app.argv.empty() ? std::vector{app.program} : app.argv;
         std::vector<char *> child_argv;
-        for (auto &s : args) child_argv.push_back(s.data());
+        // PMIX_DEBUG_STOP_ON_EXEC, without ptrace: a shell stops itself
+        // (SIGSTOP) and, once continued (a debugger's PMIx_Job_control
+        // RESUME), execs the program in its place, so the pid in the proc
+        // table is the program's. Its argv[0] is then the program's path.
+        static char sh_name[] = "sh", sh_c[] = "-c",
+                    stop_then_exec[] = "kill -STOP $$ && exec \"$0\" \"$@\"";
+        std::string program_path = paths[a];
+        if (spec.stop_on_exec) {
+            child_argv = {sh_name, sh_c, stop_then_exec, program_path.data()};
+            for (std::size_t j = 1; j < args.size(); ++j) child_argv.push_back(args[j].data());
+        } else {
+            for (auto &s : args) child_argv.push_back(s.data());
+        }
         child_argv.push_back(nullptr);
+        const std::string launch_path = spec.stop_on_exec ? "/bin/sh" : paths[a];
         for (uint32_t k = 0; k < app.nprocs; ++k, ++rank) {
             pmix_proc_t proc = proc_of(rank);
             char **cenv = static_cast<char **>(std::calloc(env.size() + 1, sizeof(char *)));
@@ -380,7 +393,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
             int err = 0;
             const SpawnBinding binding(offset + rank);  // the child inherits it
             tools_spawn_recorded(proc, paths[a], [&] {  // tools.hpp: the proc table
-                err = posix_spawn(&pid, paths[a].c_str(), actions_p, nullptr, child_argv.data(),
+                err = posix_spawn(&pid, launch_path.c_str(), actions_p, nullptr, child_argv.data(),
                                   cenv);
                 return err == 0 ? pid : -1;
             });
@@ -565,6 +578,8 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
             spec.notify.silent = on;
         } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_IN_INIT)) {
             spec.stop_in_init = on;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_ON_EXEC)) {
+            spec.stop_on_exec = on;
         } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_TARGET) && i.value.type == PMIX_PROC &&
                    i.value.data.proc != nullptr) {
             spec.has_debug_target = true;
@@ -573,6 +588,11 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
             if (i.value.type == PMIX_UINT16) spec.daemons_per_node = i.value.data.uint16;
             if (i.value.type == PMIX_UINT32) spec.daemons_per_node = i.value.data.uint32;
             if (spec.daemons_per_node == 0 || spec.daemons_per_node > 1024)
+                return PMIX_ERR_BAD_PARAM;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_DAEMONS_PER_PROC)) {
+            if (i.value.type == PMIX_UINT16) spec.daemons_per_proc = i.value.data.uint16;
+            if (i.value.type == PMIX_UINT32) spec.daemons_per_proc = i.value.data.uint32;
+            if (spec.daemons_per_proc == 0 || spec.daemons_per_proc > 1024)
                 return PMIX_ERR_BAD_PARAM;
         }
     }
@@ -598,10 +618,22 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
         app.nprocs = static_cast<std::uint32_t>(in.maxprocs);
         spec.apps.push_back(std::move(app));
     }
-    // Debugger daemons: that many per node, and pmixrun has one node.
+    // Debugger daemons: that many per node, and pmixrun has one node; or that
+    // many per process of the target (its every rank for PMIX_RANK_WILDCARD).
+    // Both at once, or per process without a known target: PMIX_ERR_BAD_PARAM.
+    if (spec.daemons_per_node > 0 && spec.daemons_per_proc > 0) return PMIX_ERR_BAD_PARAM;
     if (spec.daemons_per_node > 0) {
         if (spec.apps.size() != 1) return PMIX_ERR_BAD_PARAM;
         spec.apps.front().nprocs = spec.daemons_per_node;
+    }
+    if (spec.daemons_per_proc > 0) {
+        if (spec.apps.size() != 1 || !spec.has_debug_target) return PMIX_ERR_BAD_PARAM;
+        const std::size_t targets =
+            spec.debug_target.rank == PMIX_RANK_WILDCARD
+                ? tools_job_procs(spec.debug_target.nspace)
+                : (tools_job_procs(spec.debug_target.nspace) > spec.debug_target.rank ? 1 : 0);
+        if (targets == 0) return PMIX_ERR_BAD_PARAM;
+        spec.apps.front().nprocs = static_cast<std::uint32_t>(targets * spec.daemons_per_proc);
     }
     launcher->queue_spawn(
         std::move(spec), [cbfunc, cbdata](pmix_status_t rc, const std::string &ns) {

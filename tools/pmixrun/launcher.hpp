@@ -47,11 +47,13 @@ struct JobSpec {
     JobNotify notify;  // only for a spawned job
     // PMIX_DEBUG_STOP_IN_INIT: registered for the clients (docs/tools.md).
     bool stop_in_init = false;
+    bool stop_on_exec = false;  // each process stops before its exec (SIGSTOP)
     // Debugger daemons (docs/tools.md): PMIX_DEBUG_TARGET, registered for them,
     // and PMIX_DEBUG_DAEMONS_PER_NODE, their count on this (the only) node.
     bool has_debug_target = false;
     pmix_proc_t debug_target{};
     std::uint32_t daemons_per_node = 0;
+    std::uint32_t daemons_per_proc = 0;  // times the target's processes (tools.hpp)
 };
 
 // done(status, nspace): the outcome of a queued spawn, called once.

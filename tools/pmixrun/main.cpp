@@ -203,6 +203,8 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));
         return 1;
     }
+    if (pmix_status_t ra = pmixrun::register_tool_attributes(); ra != PMIX_SUCCESS)  // tools.hpp
+        std::fprintf(stderr, "pmixrun: cannot register attributes: %s\n", PMIx_Error_string(ra));
     pmixrun::job_control_start();  // checkpoint completions (job_control.hpp)
     pmixrun::install_monitor_alerts(monitor_kill, [] {
         if (!g_aborted.exchange(true)) g_abort_status = 1;

@@ -13,12 +13,24 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace pmixrun {
 
 namespace {
 
 std::atomic<unsigned> g_next_tool{0};
+
+// The PMIx_Spawn attributes pmixrun acts on (launcher.cpp, spawn_upcall):
+// answered for PMIX_QUERY_SPAWN_SUPPORT and registered for "spawn".
+constexpr const char *kSpawnAttributes[] = {PMIX_WDIR, PMIX_NOTIFY_PROC_TERMINATION,
+                                            PMIX_NOTIFY_PROC_ABNORMAL_TERMINATION,
+                                            PMIX_NOTIFY_COMPLETION, PMIX_EVENT_SILENT_TERMINATION};
+// The debugger attributes of a spawn (launcher.cpp).
+constexpr const char *kDebugSpawnAttributes[] = {PMIX_DEBUG_STOP_IN_INIT, PMIX_DEBUG_TARGET,
+                                                 PMIX_DEBUG_DAEMONS_PER_PROC,
+                                                 PMIX_DEBUG_DAEMONS_PER_NODE};
 
 void on_tool_connected(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,
                        void *cbdata) {
@@ -103,15 +115,16 @@ bool answer(const std::string &key, const std::string &ns, pmix_info_t &out) {
     PMIX_INFO_CONSTRUCT(&out);
     if (key == PMIX_QUERY_SPAWN_SUPPORT) {
         // The PMIx_Spawn attributes pmixrun acts on (launcher.cpp, spawn_upcall).
-        const std::string list = std::string(PMIX_WDIR) + "," + PMIX_NOTIFY_PROC_TERMINATION + "," +
-                                 PMIX_NOTIFY_PROC_ABNORMAL_TERMINATION + "," +
-                                 PMIX_NOTIFY_COMPLETION + "," + PMIX_EVENT_SILENT_TERMINATION;
+        std::string list;
+        for (const char *a : kSpawnAttributes) list += (list.empty() ? "" : ",") + std::string(a);
         PMIX_INFO_LOAD(&out, key.c_str(), list.c_str(), PMIX_STRING);
         return true;
     }
     if (key == PMIX_QUERY_DEBUG_SUPPORT) {
         // The debugger attributes pmixrun acts on (spawn_upcall).
-        PMIX_INFO_LOAD(&out, key.c_str(), PMIX_DEBUG_STOP_IN_INIT, PMIX_STRING);
+        const std::string list =
+            std::string(PMIX_DEBUG_STOP_IN_INIT) + "," + PMIX_DEBUG_STOP_ON_EXEC;
+        PMIX_INFO_LOAD(&out, key.c_str(), list.c_str(), PMIX_STRING);
         return true;
     }
     if (key == PMIX_QUERY_MEMORY_USAGE) {
@@ -246,6 +259,12 @@ pid_t tools_spawn_recorded(const pmix_proc_t &proc, const std::string &program,
     return pid;
 }
 
+std::size_t tools_job_procs(const std::string &nspace) {
+    std::lock_guard lock(g_table_mutex);
+    auto job = g_table.find(nspace);
+    return job == g_table.end() ? 0 : job->second.size();
+}
+
 void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, bool by_signal) {
     std::lock_guard lock(g_table_mutex);
     ProcRecord &r = g_table[nspace][rank];
@@ -257,6 +276,26 @@ void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, boo
 void install_tool_services(pmix_server_module_t &module) {
     module.tool_connected = on_tool_connected;
     module.query = on_query;
+}
+
+pmix_status_t register_tool_attributes() {
+    std::vector<char *> spawn;
+    for (const char *a : kSpawnAttributes) spawn.push_back(const_cast<char *>(a));
+    for (const char *a : kDebugSpawnAttributes) spawn.push_back(const_cast<char *>(a));
+    spawn.push_back(nullptr);
+    // The qualifiers on_query reads, and what on_tool_connected reads.
+    char *query[] = {const_cast<char *>(PMIX_NSPACE), const_cast<char *>(PMIX_PROCID),
+                     const_cast<char *>(PMIX_QUERY_LOCAL_ONLY),
+                     const_cast<char *>(PMIX_QUERY_REPORT_AVG), nullptr};
+    char *tool[] = {const_cast<char *>(PMIX_TOOL_NSPACE), const_cast<char *>(PMIX_TOOL_RANK),
+                    const_cast<char *>(PMIX_USERID), nullptr};
+    const std::pair<const char *, char **> all[] = {
+        {"spawn", spawn.data()}, {"query", query}, {"tool_connected", tool}};
+    for (const auto &[fn, attrs] : all) {
+        const pmix_status_t rc = PMIx_Register_attributes(const_cast<char *>(fn), attrs);
+        if (rc != PMIX_SUCCESS) return rc;
+    }
+    return PMIX_SUCCESS;
 }
 
 }  // namespace pmixrun

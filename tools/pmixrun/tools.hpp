@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -22,6 +23,9 @@ namespace pmixrun {
 
 // Sets tool_connected and query in `module`.
 void install_tool_services(pmix_server_module_t &module);
+// After PMIx_server_init: PMIx_Register_attributes of what those upcalls and
+// spawn act on (a tool's PMIX_HOST_ATTRIBUTES query returns them).
+pmix_status_t register_tool_attributes();
 // The launcher's reports (main thread); the query upcall reads them.
 // Before the launch: the rank is in the table, launching (pid 0).
 void tools_proc_launching(const pmix_proc_t &proc, const std::string &program);
@@ -29,6 +33,8 @@ void tools_proc_launching(const pmix_proc_t &proc, const std::string &program);
 // process as started, both under the table's lock.
 pid_t tools_spawn_recorded(const pmix_proc_t &proc, const std::string &program,
                            const std::function<pid_t()> &spawn);
+// How many processes of job `nspace` the table holds (0: unknown job).
+std::size_t tools_job_procs(const std::string &nspace);
 void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, bool by_signal);
 
 }  // namespace pmixrun

@@ -1,13 +1,7 @@
-// The server's side of tool connections (PMIx_tool_init; docs/tools.md).
-//
-// A tool is not registered by the host beforehand: it sends the handshake
-// with Role::tool, the server checks its uid/gid as the transport allows and
-// asks the host's tool_connected upcall to approve it and settle its identity
-// (standard, Chap_API_Tools and Chap_API_Security: a host that does not
-// provide the upcall, or did not pass PMIX_SERVER_TOOL_SUPPORT, gets every
-// tool refused). An accepted tool is kept as a ClientRecord of its own
-// nspace, so event registration, notification and routing treat it as any
-// local client whose nspace is its own. Progress thread only.
+// The Tools service (tools.hpp; docs/tools.md): tool handshakes, the
+// records of connected tools, their departure.
+#include "server/tools.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -24,7 +18,6 @@
 #include "event/event.hpp"
 #include "mca/logging.hpp"
 #include "runtime/progress.hpp"
-#include "server/server.hpp"
 #include "server/upcalls.hpp"
 #include "wire/protocol.hpp"
 
@@ -98,27 +91,34 @@ void tool_shift(pmix_status_t status, pmix_proc_t *proc, void *cbdata) {
 
 }  // namespace
 
-void Server::configure_tools(std::span<const pmix_info_t> info) {
+Tools::Tools(ClientTable &clients, const HostUpcalls &host, const pmix_proc_t &self,
+             HandshakeOutcome outcome)
+    : clients_(clients), host_(host), self_(self), outcome_(std::move(outcome)) {}
+
+void Tools::configure(std::span<const pmix_info_t> info) {
     tools_.clear();
     tool_jobs_.clear();
     // A system or session server exists for tools to find it (rendezvous.hpp):
     // either flag accepts tools as PMIX_SERVER_TOOL_SUPPORT does.
-    tool_support_ = false;
+    support_ = false;
     for (const char *key :
          {PMIX_SERVER_TOOL_SUPPORT, PMIX_SERVER_SYSTEM_SUPPORT, PMIX_SERVER_SESSION_SUPPORT}) {
         const pmix_info_t *i = find_info(info, key);
-        if (i != nullptr && events::info_true(*i)) tool_support_ = true;
+        if (i != nullptr && events::info_true(*i)) support_ = true;
     }
 }
 
-bool Server::is_tool(const ProcKey &key) const {
-    return tools_.count(key) != 0;
+void Tools::clear() {
+    tools_.clear();
+    tool_jobs_.clear();
+    support_ = false;
 }
 
-void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t &requested,
-                                   std::uint32_t uid, std::uint32_t gid, std::uint32_t pid,
-                                   wire::InfoArray info) {
-    if (!tool_support_) {
+void Tools::handshake(Channel &ch, const Frame &frame, const pmix_proc_t &requested,
+                      std::uint32_t uid, std::uint32_t gid, std::uint32_t pid,
+                      wire::InfoArray info) {
+    auto refuse = outcome_.refuse;
+    if (!support_) {
         refuse(ch, frame, PMIX_ERR_NOT_SUPPORTED,
                "this server does not accept tools (its host passed none of "
                "PMIX_SERVER_TOOL_SUPPORT, _SYSTEM_SUPPORT, _SESSION_SUPPORT)");
@@ -163,7 +163,7 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
 
     std::weak_ptr<Channel> weak = ch.weak_from_this();
     Frame request{frame.command, frame.tag, frame.flags, {}};
-    auto *shift = new ToolShift{[this, weak, request, args, requested, nspace_len, real_uid,
+    auto *shift = new ToolShift{[this, refuse, weak, request, args, requested, nspace_len, real_uid,
                                  real_gid, pid](pmix_status_t status, pmix_proc_t proc) {
         auto c = weak.lock();
         if (!c || !c->is_open()) return;
@@ -179,7 +179,7 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
             log()->info("server: the host renamed tool {} to {}", requested.nspace, proc.nspace);
         }
         const ProcKey key = key_of(proc);
-        if (const JobRecord *job = find_job(key.first);
+        if (const JobRecord *job = clients_.find_job(key.first);
             job != nullptr &&
             (tool_jobs_.count(key.first) == 0 || job->clients.count(key.second))) {
             refuse(*c, request, PMIX_ERR_INVALID_CRED,
@@ -197,9 +197,7 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
         rec.state = ClientRecord::State::connected;
         rec.channel = c;
         tools_.insert(key);
-        auto &peer = channels_[c.get()].second;
-        peer.authenticated = true;
-        peer.proc = key;
+        outcome_.accepted(*c, key);
         c->reply(request, BodyWriter().i32(PMIX_SUCCESS).str("").proc(self_).proc(proc).take());
         log()->info("server: tool {} (pid {}) connected from {}", describe(key), pid,
                     c->describe_peer());
@@ -207,10 +205,10 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
     host_->tool_connected(args->info_data(), args->info_size(), &tool_shift, shift);
 }
 
-void Server::drop_tool(const ProcKey &key) {
+void Tools::client_departed(const ProcKey &key, Departure) {
     if (tools_.erase(key) == 0) return;
     clients_.erase_client(key);
-    if (const JobRecord *job = find_job(key.first);
+    if (const JobRecord *job = clients_.find_job(key.first);
         job != nullptr && job->clients.empty() && tool_jobs_.count(key.first) != 0) {
         clients_.erase_job(key.first);
         tool_jobs_.erase(key.first);
