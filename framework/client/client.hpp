@@ -190,6 +190,8 @@ class Client {
     std::uint32_t next_tag_ = 1;
     bool finalizing_ = false;
     pmix_proc_t server_{};
+    // monitor.cpp: heartbeat_wanted from the server.
+    void handle_heartbeat_wanted(wire::Frame &frame);
     using Handler = void (Client::*)(wire::Frame &);
     std::map<std::uint16_t, Handler> unsolicited_;  // server-initiated messages (events, ...)
 

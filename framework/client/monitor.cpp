@@ -123,6 +123,24 @@ void release_answer(void *cbdata) {
 
 }  // namespace
 
+namespace pmixpp::client {
+
+// A monitor of another process started or stopped watching this one's
+// heartbeats (wire::Command::heartbeat_wanted): the server says whether any
+// still does.
+void Client::handle_heartbeat_wanted(wire::Frame &frame) {
+    BodyReader r(frame.body);
+    std::uint8_t wanted = 0;
+    if (!r.u8(wanted) || !r.finished()) {
+        log()->debug("client: malformed heartbeat_wanted message ignored");
+        return;
+    }
+    g_heartbeats_wanted = wanted != 0;
+    log()->debug("client: the server {} heartbeats", wanted != 0 ? "wants" : "no longer wants");
+}
+
+}  // namespace pmixpp::client
+
 extern "C" {
 
 PMIX_EXPORT pmix_status_t PMIx_Process_monitor(const pmix_info_t *monitor, pmix_status_t error,

@@ -36,6 +36,10 @@ class LibraryEvents {
     // always to the server process's own handlers: the host is the SMS that
     // acts on it.
     virtual void raise_from_library(std::shared_ptr<const events::Event> ev) = 0;
+    // To the local clients in range (and the cache) only: not to the server
+    // process's handlers nor to the host (a monitor alert's copy for its
+    // requestor, who the first event's range did not reach).
+    virtual void raise_to_clients(std::shared_ptr<const events::Event> ev) = 0;
 };
 
 class EventRouter final : public DepartureListener, public LibraryEvents {
@@ -49,6 +53,7 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     // the cache and the server process's own handlers; never back to the host.
     void notify_from_host(std::shared_ptr<const events::Event> ev);
     void raise_from_library(std::shared_ptr<const events::Event> ev) override;
+    void raise_to_clients(std::shared_ptr<const events::Event> ev) override;
     // A handler of the server process itself was registered: replay the
     // matching cached events to it.
     void replay_to_self(std::size_t id);

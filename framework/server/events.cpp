@@ -254,6 +254,10 @@ void EventRouter::raise_from_library(std::shared_ptr<const Event> ev) {
     route(std::move(ev), false, true);
 }
 
+void EventRouter::raise_to_clients(std::shared_ptr<const Event> ev) {
+    route(std::move(ev), false, false);
+}
+
 void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host, bool to_self) {
     const auto payload = ev->encode();
     const auto message = event_message(false, 0, payload);

@@ -11,8 +11,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "psensor/monitor_request.hpp"
 #include "psensor/psensor_base.hpp"
@@ -43,7 +46,10 @@ class Monitoring final : public DepartureListener {
     struct Monitor {
         psensor_base::MonitorKind kind{};
         mca::psensor::Module *owner = nullptr;  // nullptr: the host's
-        bool host_named = true;                 // the host knows it by this id (the caller gave it)
+        // The processes an internal monitor watches: the requestor, or the
+        // processes of this node its PMIX_MONITOR_TARGET_* named.
+        std::vector<ProcKey> watched;
+        bool host_named = true;  // the host knows it by this id (the caller gave it)
         pmix_status_t code = PMIX_SUCCESS;
         pmix_data_range_t range = PMIX_RANGE_NAMESPACE;
         bool app_control = false;
@@ -63,8 +69,18 @@ class Monitoring final : public DepartureListener {
                  std::span<const pmix_info_t> directives,
                  std::function<void(pmix_status_t, wire::InfoArray)> done);
     void on_violation(const mca::psensor::Violation &v);
-    // Every internal monitor of `proc` stops in its module.
-    void stop_internal(const ProcKey &proc, Monitors &mine);
+    // Where the request's PMIX_MONITOR_TARGET_* and PMIX_MONITOR_LOCAL_ONLY
+    // point (monitoring.cpp); an error status and `why` for a bad request.
+    struct Targets;
+    pmix_status_t resolve_targets(const ClientRecord &client, psensor_base::MonitorKind kind,
+                                  std::span<const pmix_info_t> directives, Targets &out,
+                                  std::string &why);
+    // The internal monitor (`requestor`, `id`) stops watching every process.
+    void stop_monitor(const ProcKey &requestor, const std::string &id, Monitor &m);
+    // Whether an internal or host heartbeat monitor watches `proc`; tells it
+    // (heartbeat_wanted).
+    bool heartbeats_wanted(const ProcKey &proc) const;
+    void send_heartbeats_wanted(const ProcKey &proc);
 
     ClientTable &clients_;
     const HostUpcalls &host_;
@@ -72,7 +88,12 @@ class Monitoring final : public DepartureListener {
     bool enabled_ = false;
     std::unique_ptr<Timers> timers_;  // outlives sensors_
     std::unique_ptr<psensor_base::Sensors> sensors_;
-    std::map<ProcKey, Monitors> monitors_;
+    std::map<ProcKey, Monitors> monitors_;  // by requestor
+    // The internal monitors by watched process: the module's id of the
+    // watch -> (requestor, id).
+    std::map<ProcKey, std::map<std::string, std::pair<ProcKey, std::string>>> watching_;
+    std::string hostname_;                 // this node (PMIX_HOSTNAME, or gethostname)
+    std::optional<std::uint32_t> nodeid_;  // PMIX_NODEID at PMIx_server_init
     std::uint64_t next_id_ = 1;
 };
 

@@ -131,6 +131,11 @@ enum class Command : std::uint16_t {
     // req: empty. no reply. A PMIX_SEND_HEARTBEAT from the sender; dropped
     //      when nothing monitors the sender's heartbeats.
     heartbeat = 81,
+    // Server to client, no reply: u8 wanted (1: a monitor watches this
+    //      process's heartbeats, send them; 0: none does any more). Sent when
+    //      a monitor of another requestor (PMIX_MONITOR_TARGET_PROCS) starts
+    //      or stops watching the client, after any reply it follows.
+    heartbeat_wanted = 82,
     // Process groups (server/groups.cpp, client/groups.cpp; docs/groups.md).
     // Numbered from 96 (96-111 are the groups' range).
     // req: str group id, procs (never empty), u32 timeout s (0: none), infos

@@ -29,7 +29,8 @@
 // (PMIX_ERR_BAD_PARAM). Every refusal is answered through the callback with a
 // PMIX_EVENT_TEXT_MESSAGE result saying why.
 //
-// Threads: the upcall and the checkpoint-complete handler run on the
+// The logic is JobController (job_controller.hpp); this file gives it
+// pmixrun's real effects. Threads: the upcall and the checkpoint-complete handler run on the
 // library's progress thread, job_control_tick and job_control_proc_ended on
 // pmixrun's main loop; one mutex guards the tracked requests, and callbacks
 // and notifications are made outside it.

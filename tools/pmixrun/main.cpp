@@ -189,16 +189,21 @@ int main(int argc, char **argv) {
     pmixrun::install_group_services(module);  // group (groups.hpp)
     // Tools may connect (docs/tools.md): by the PMIX_SERVER_URI* variables
     // its processes inherit, or by pmixrun's pid through the rendezvous file.
-    pmix_info_t server_info[2];
+    pmix_info_t server_info[3];
     PMIX_INFO_CONSTRUCT(&server_info[0]);
     bool tool_support = true;
     PMIX_INFO_LOAD(&server_info[0], PMIX_SERVER_TOOL_SUPPORT, &tool_support, PMIX_BOOL);
     // The library's own monitoring (psensor); pmixrun acts on alerts (monitoring.hpp).
     PMIX_INFO_CONSTRUCT(&server_info[1]);
     PMIX_INFO_LOAD(&server_info[1], PMIX_SERVER_ENABLE_MONITORING, &tool_support, PMIX_BOOL);
-    pmix_status_t rc = PMIx_server_init(&module, server_info, 2);
+    // This node's id, as registered for the jobs (PMIX_MONITOR_TARGET_NODEIDS).
+    PMIX_INFO_CONSTRUCT(&server_info[2]);
+    const std::uint32_t node_id = 0;
+    PMIX_INFO_LOAD(&server_info[2], PMIX_NODEID, &node_id, PMIX_UINT32);
+    pmix_status_t rc = PMIx_server_init(&module, server_info, 3);
     PMIX_INFO_DESTRUCT(&server_info[0]);
     PMIX_INFO_DESTRUCT(&server_info[1]);
+    PMIX_INFO_DESTRUCT(&server_info[2]);
     if (rc != PMIX_SUCCESS) {
         std::fprintf(stderr, "pmixrun: cannot start the PMIx server: %s\n", PMIx_Error_string(rc));
         return 1;

@@ -36,12 +36,13 @@ inline constexpr const char *kMonitorTargetFiles = "pmix.monitor.fmon";
 // is borrowed for the duration of start(): a module that takes the request
 // copies what it keeps.
 struct MonitorRequest {
-    // The process to watch (the client that asked).
+    // The process to watch: the client that asked, or one of the processes
+    // its PMIX_MONITOR_TARGET_* named (one start() per watched process).
     const pmix_proc_t &requestor;
-    // The monitor's id: the request's PMIX_MONITOR_ID, or one the core made
-    // up when none was given ("pmixpp.monitor.<n>"); never empty. stop()
-    // names it. The core has already refused a second request with the same
-    // id from the same requestor.
+    // The watch's id, made by the core from the asker and its
+    // PMIX_MONITOR_ID (or "pmixpp.monitor.<n>"): never empty, unique per
+    // (asker, id) so that two askers' monitors of one process never share
+    // it. stop() names it; a Violation carries it back.
     std::string_view id;
     // What to monitor: its key says the kind (PMIX_MONITOR_HEARTBEAT,
     // PMIX_MONITOR_FILE, ...), its value the object (e.g. the file name).
