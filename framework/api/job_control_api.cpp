@@ -14,6 +14,7 @@
 #include "client/request_util.hpp"
 #include "wire/codec.hpp"
 
+using pmixpp::client::InfoAnswer;
 using pmixpp::client::post_request;
 using pmixpp::client::request_gate;
 using pmixpp::client::timeout_of;
@@ -21,16 +22,10 @@ using pmixpp::runtime::Completion;
 using pmixpp::wire::BodyReader;
 using pmixpp::wire::BodyWriter;
 using pmixpp::wire::Command;
-using pmixpp::wire::InfoArray;
 
 namespace {
 
-struct Answer {
-    pmix_status_t status = PMIX_ERR_TIMEOUT;
-    std::shared_ptr<InfoArray> results;
-};
-
-using AnswerDone = std::function<void(Answer)>;
+using AnswerDone = std::function<void(InfoAnswer)>;
 
 pmix_status_t job_control_async(const pmix_proc_t targets[], size_t ntargets,
                                 const pmix_info_t directives[], size_t ndirs, AnswerDone done) {
@@ -41,35 +36,10 @@ pmix_status_t job_control_async(const pmix_proc_t targets[], size_t ntargets,
                     .procs(targets, targets == nullptr ? 0 : ntargets)
                     .infos(directives, ndirs)
                     .take();
-    bool posted =
-        post_request(Command::job_control, std::move(body), timeout_of(directives, ndirs),
-                     [done](pmix_status_t s, BodyReader &r) {
-                         Answer a{s, std::make_shared<InfoArray>()};
-                         if (r.remaining() > 0 && (!r.infos(*a.results) || !r.finished())) {
-                             a.results->reset();
-                             if (a.status == PMIX_SUCCESS) a.status = PMIX_ERR_UNPACK_FAILURE;
-                         }
-                         done(std::move(a));
-                     });
+    bool posted = post_request(
+        Command::job_control, std::move(body), timeout_of(directives, ndirs),
+        [done](pmix_status_t s, BodyReader &r) { done(pmixpp::client::read_info_answer(s, r)); });
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
-}
-
-// A malloc'd copy of `from` for a blocking caller (freed with PMIX_INFO_FREE).
-void hand_out(InfoArray &from, pmix_info_t **out, size_t *nout) {
-    if (out != nullptr) *out = nullptr;
-    if (nout != nullptr) *nout = 0;
-    if (out == nullptr || nout == nullptr || from.size() == 0) return;
-    auto *arr = static_cast<pmix_info_t *>(std::calloc(from.size(), sizeof(pmix_info_t)));
-    if (arr == nullptr) return;
-    std::memcpy(arr, from.data(), from.size() * sizeof(pmix_info_t));  // move the payloads
-    for (size_t i = 0; i < from.size(); ++i)
-        std::memset(&from.data()[i].value, 0, sizeof(pmix_value_t));
-    *out = arr;
-    *nout = from.size();
-}
-
-void release_answer(void *cbdata) {
-    delete static_cast<std::shared_ptr<InfoArray> *>(cbdata);
 }
 
 }  // namespace
@@ -81,24 +51,20 @@ PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t n
                                            pmix_info_t **results, size_t *nresults) {
     if (results != nullptr) *results = nullptr;
     if (nresults != nullptr) *nresults = 0;
-    auto done = std::make_shared<Completion<Answer>>();
+    auto done = std::make_shared<Completion<InfoAnswer>>();
     pmix_status_t rc = job_control_async(targets, ntargets, directives, ndirs,
-                                         [done](Answer a) { done->complete(std::move(a)); });
+                                         [done](InfoAnswer a) { done->complete(std::move(a)); });
     if (rc != PMIX_SUCCESS) return rc;
     done->wait();
-    Answer &a = done->value();
-    if (a.results) hand_out(*a.results, results, nresults);
-    return a.status;
+    pmixpp::client::hand_out(done->value(), results, nresults);
+    return done->value().status;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,
                                               const pmix_info_t directives[], size_t ndirs,
                                               pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    return job_control_async(targets, ntargets, directives, ndirs, [cbfunc, cbdata](Answer a) {
-        if (cbfunc == nullptr) return;
-        // The results stay ours until the caller calls the release function.
-        auto *keep = new std::shared_ptr<InfoArray>(a.results);
-        cbfunc(a.status, a.results->data(), a.results->size(), cbdata, release_answer, keep);
+    return job_control_async(targets, ntargets, directives, ndirs, [cbfunc, cbdata](InfoAnswer a) {
+        pmixpp::client::call_info_cbfunc(cbfunc, cbdata, a);
     });
 }
 

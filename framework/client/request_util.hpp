@@ -1,12 +1,15 @@
-// Helpers shared by the client's request-style calls (publish.cpp, query.cpp,
-// job_control.cpp): the gate every call passes, a request bounded by the
-// caller's PMIX_TIMEOUT, and the reading of common directives.
+// Helpers shared by the client's request-style calls (api/publish_api.cpp,
+// query.cpp, api/job_control_api.cpp, api/allocation_api.cpp): the gate every
+// call passes, a request bounded by the caller's PMIX_TIMEOUT, the reading of
+// common directives, and answers carrying an info array.
 #pragma once
 
 #include <pmix.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -88,6 +91,49 @@ inline wire::BodyWriter &write_keys(wire::BodyWriter &w, char **keys) {
     w.u32(n);
     for (char **k = keys; k != nullptr && *k != nullptr; ++k) w.str(*k);
     return w;
+}
+
+// A status and the info array that came with it: the answer of a request
+// whose reply is `status [infos]` (job control, allocation); on an error the
+// infos are the host's reason. `results` is never null once read.
+struct InfoAnswer {
+    pmix_status_t status = PMIX_ERR_TIMEOUT;
+    std::shared_ptr<wire::InfoArray> results;
+};
+
+inline InfoAnswer read_info_answer(pmix_status_t s, wire::BodyReader &r) {
+    InfoAnswer a{s, std::make_shared<wire::InfoArray>()};
+    if (r.remaining() > 0 && (!r.infos(*a.results) || !r.finished())) {
+        a.results->reset();
+        if (a.status == PMIX_SUCCESS) a.status = PMIX_ERR_UNPACK_FAILURE;
+    }
+    return a;
+}
+
+// For a blocking caller: `out` gets a malloc'd copy of the answer's results
+// (freed with PMIX_INFO_FREE; the payloads move), or NULL/0 when there are none.
+inline void hand_out(InfoAnswer &a, pmix_info_t **out, std::size_t *nout) {
+    if (out != nullptr) *out = nullptr;
+    if (nout != nullptr) *nout = 0;
+    if (!a.results || a.results->size() == 0 || out == nullptr || nout == nullptr) return;
+    const std::size_t n = a.results->size();
+    auto *arr = static_cast<pmix_info_t *>(std::calloc(n, sizeof(pmix_info_t)));
+    if (arr == nullptr) return;
+    std::memcpy(arr, a.results->data(), n * sizeof(pmix_info_t));
+    for (std::size_t i = 0; i < n; ++i)
+        std::memset(&a.results->data()[i].value, 0, sizeof(pmix_value_t));
+    *out = arr;
+    *nout = n;
+}
+
+// For a non-blocking caller: `cbfunc` (if any) gets the answer; the results
+// stay ours until it calls the release function.
+inline void call_info_cbfunc(pmix_info_cbfunc_t cbfunc, void *cbdata, const InfoAnswer &a) {
+    if (cbfunc == nullptr) return;
+    auto *keep = new std::shared_ptr<wire::InfoArray>(a.results);
+    cbfunc(
+        a.status, a.results->data(), a.results->size(), cbdata,
+        [](void *held) { delete static_cast<std::shared_ptr<wire::InfoArray> *>(held); }, keep);
 }
 
 }  // namespace pmixpp::client
