@@ -4,20 +4,10 @@
 // gave them, on an error too (its reason).
 #include <pmix.h>
 
-#include <cstdlib>
-#include <cstring>
-
 #include "client/request_util.hpp"
-#include "wire/codec.hpp"
 
 using pmixpp::client::InfoAnswer;
-using pmixpp::client::post_request;
-using pmixpp::client::request_gate;
-using pmixpp::client::timeout_of;
-using pmixpp::runtime::Completion;
-using pmixpp::wire::BodyReader;
-using pmixpp::wire::BodyWriter;
-using pmixpp::wire::Command;
+using pmixpp::client::InfoAnswerDone;
 
 namespace {
 
@@ -27,13 +17,14 @@ bool known_directive(pmix_alloc_directive_t d) {
 }
 
 pmix_status_t allocate_async(pmix_alloc_directive_t directive, const pmix_info_t info[],
-                             size_t ninfo, std::function<void(InfoAnswer)> done) {
-    if (pmix_status_t rc = request_gate(); rc != PMIX_SUCCESS) return rc;
+                             size_t ninfo, InfoAnswerDone done) {
+    if (pmix_status_t rc = pmixpp::client::request_gate(); rc != PMIX_SUCCESS) return rc;
     if ((info == nullptr && ninfo > 0) || !known_directive(directive)) return PMIX_ERR_BAD_PARAM;
-    auto body = BodyWriter().u8(directive).infos(info, info == nullptr ? 0 : ninfo).take();
-    bool posted = post_request(
-        Command::allocate, std::move(body), timeout_of(info, ninfo),
-        [done](pmix_status_t s, BodyReader &r) { done(pmixpp::client::read_info_answer(s, r)); });
+    auto body =
+        pmixpp::wire::BodyWriter().u8(directive).infos(info, info == nullptr ? 0 : ninfo).take();
+    const bool posted =
+        pmixpp::client::post_info_request(pmixpp::wire::Command::allocate, std::move(body),
+                                          pmixpp::client::timeout_of(info, ninfo), std::move(done));
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
@@ -44,15 +35,11 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Allocation_request(pmix_alloc_directive_t directive,
                                                   pmix_info_t *info, size_t ninfo,
                                                   pmix_info_t **results, size_t *nresults) {
-    if (results != nullptr) *results = nullptr;
-    if (nresults != nullptr) *nresults = 0;
-    auto done = std::make_shared<Completion<InfoAnswer>>();
-    pmix_status_t rc = allocate_async(directive, info, ninfo,
-                                      [done](InfoAnswer a) { done->complete(std::move(a)); });
-    if (rc != PMIX_SUCCESS) return rc;
-    done->wait();
-    pmixpp::client::hand_out(done->value(), results, nresults);
-    return done->value().status;
+    return pmixpp::client::wait_info_answer(
+        [&](InfoAnswerDone done) {
+            return allocate_async(directive, info, ninfo, std::move(done));
+        },
+        results, nresults);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Allocation_request_nb(pmix_alloc_directive_t directive,

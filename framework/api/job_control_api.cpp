@@ -8,37 +8,25 @@
 // that returns exactly PMIX_SUCCESS).
 #include <pmix.h>
 
-#include <cstdlib>
-#include <cstring>
-
 #include "client/request_util.hpp"
-#include "wire/codec.hpp"
 
 using pmixpp::client::InfoAnswer;
-using pmixpp::client::post_request;
-using pmixpp::client::request_gate;
-using pmixpp::client::timeout_of;
-using pmixpp::runtime::Completion;
-using pmixpp::wire::BodyReader;
-using pmixpp::wire::BodyWriter;
-using pmixpp::wire::Command;
+using pmixpp::client::InfoAnswerDone;
 
 namespace {
 
-using AnswerDone = std::function<void(InfoAnswer)>;
-
 pmix_status_t job_control_async(const pmix_proc_t targets[], size_t ntargets,
-                                const pmix_info_t directives[], size_t ndirs, AnswerDone done) {
-    if (pmix_status_t rc = request_gate(); rc != PMIX_SUCCESS) return rc;
+                                const pmix_info_t directives[], size_t ndirs, InfoAnswerDone done) {
+    if (pmix_status_t rc = pmixpp::client::request_gate(); rc != PMIX_SUCCESS) return rc;
     if (targets == nullptr && ntargets > 0) return PMIX_ERR_BAD_PARAM;
     if (directives == nullptr || ndirs == 0) return PMIX_ERR_BAD_PARAM;
-    auto body = BodyWriter()
+    auto body = pmixpp::wire::BodyWriter()
                     .procs(targets, targets == nullptr ? 0 : ntargets)
                     .infos(directives, ndirs)
                     .take();
-    bool posted = post_request(
-        Command::job_control, std::move(body), timeout_of(directives, ndirs),
-        [done](pmix_status_t s, BodyReader &r) { done(pmixpp::client::read_info_answer(s, r)); });
+    const bool posted = pmixpp::client::post_info_request(
+        pmixpp::wire::Command::job_control, std::move(body),
+        pmixpp::client::timeout_of(directives, ndirs), std::move(done));
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
@@ -49,15 +37,11 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Job_control(const pmix_proc_t targets[], size_t ntargets,
                                            const pmix_info_t directives[], size_t ndirs,
                                            pmix_info_t **results, size_t *nresults) {
-    if (results != nullptr) *results = nullptr;
-    if (nresults != nullptr) *nresults = 0;
-    auto done = std::make_shared<Completion<InfoAnswer>>();
-    pmix_status_t rc = job_control_async(targets, ntargets, directives, ndirs,
-                                         [done](InfoAnswer a) { done->complete(std::move(a)); });
-    if (rc != PMIX_SUCCESS) return rc;
-    done->wait();
-    pmixpp::client::hand_out(done->value(), results, nresults);
-    return done->value().status;
+    return pmixpp::client::wait_info_answer(
+        [&](InfoAnswerDone done) {
+            return job_control_async(targets, ntargets, directives, ndirs, std::move(done));
+        },
+        results, nresults);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Job_control_nb(const pmix_proc_t targets[], size_t ntargets,

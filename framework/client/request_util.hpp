@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -134,6 +135,33 @@ inline void call_info_cbfunc(pmix_info_cbfunc_t cbfunc, void *cbdata, const Info
     cbfunc(
         a.status, a.results->data(), a.results->size(), cbdata,
         [](void *held) { delete static_cast<std::shared_ptr<wire::InfoArray> *>(held); }, keep);
+}
+
+using InfoAnswerDone = std::function<void(InfoAnswer)>;
+
+// Any thread: posts a request whose reply is an InfoAnswer. False when the
+// progress thread is not running.
+inline bool post_info_request(wire::Command command, std::vector<std::uint8_t> body,
+                              std::uint32_t timeout_s, InfoAnswerDone done) {
+    return post_request(command, std::move(body), timeout_s,
+                        [done = std::move(done)](pmix_status_t s, wire::BodyReader &r) {
+                            done(read_info_answer(s, r));
+                        });
+}
+
+// The blocking form of a non-blocking call `start` (its return: whether the
+// request went; anything but PMIX_SUCCESS is returned at once): waits for
+// the answer, hands its results out and returns its status.
+inline pmix_status_t wait_info_answer(const std::function<pmix_status_t(InfoAnswerDone)> &start,
+                                      pmix_info_t **results, std::size_t *nresults) {
+    if (results != nullptr) *results = nullptr;
+    if (nresults != nullptr) *nresults = 0;
+    auto done = std::make_shared<runtime::Completion<InfoAnswer>>();
+    const pmix_status_t rc = start([done](InfoAnswer a) { done->complete(std::move(a)); });
+    if (rc != PMIX_SUCCESS) return rc;
+    done->wait();
+    hand_out(done->value(), results, nresults);
+    return done->value().status;
 }
 
 }  // namespace pmixpp::client

@@ -43,16 +43,7 @@
 
 #include "host_common.h"
 
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            fprintf(stdout, "departure_services_host FAILED: "); \
-            fprintf(stdout, __VA_ARGS__);                        \
-            fprintf(stdout, "\n");                               \
-            fflush(stdout);                                      \
-            exit(1);                                             \
-        }                                                        \
-    } while (0)
+#define CHECK(...) HOST_CHECK("departure_services_host", __VA_ARGS__)
 
 /* The event code only the departer registers for. */
 #define CODE_DEPARTER (PMIX_EXTERNAL_ERR_BASE - 61)
@@ -289,12 +280,6 @@ static pid_t start(const char *self, const char *nspace, const char *role, const
     return pid;
 }
 
-static int reap(pid_t pid) {
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     CHECK(argc >= 3, "usage: departure_services_host KIND WAITER");
@@ -349,7 +334,7 @@ int main(int argc, char **argv) {
         PMIx_server_deregister_nspace(ns, NULL, NULL);
     }
     CHECK(write(go[1], "g", 1) == 1, "go");
-    const int drc = reap(d);
+    const int drc = host_reap(d);
     CHECK(drc == 0, "the departer exited with %d", drc);
 
     if (is(waiter, "iof")) {
@@ -372,13 +357,13 @@ int main(int argc, char **argv) {
             PMIx_server_IOF_deliver(&source, PMIX_FWD_STDOUT_CHANNEL, &bo, NULL, 0, NULL, NULL);
         CHECK(host_registered(rc), "IOF_deliver: %s", PMIx_Error_string(rc));
         CHECK(write(delivered[1], "d", 1) == 1, "delivered");
-        const int wrc = reap(w);
+        const int wrc = host_reap(w);
         CHECK(wrc == 0, "the waiter exited with %d", wrc);
         CHECK(write(go[1], "g", 1) == 1, "go back");
-        const int brc = reap(back);
+        const int brc = host_reap(back);
         CHECK(brc == 0, "the departer's identity back exited with %d", brc);
     } else {
-        const int wrc = reap(w);
+        const int wrc = host_reap(w);
         CHECK(wrc == 0, "the waiter exited with %d", wrc);
     }
 
@@ -390,7 +375,7 @@ int main(int argc, char **argv) {
     }
     if (is(waiter, "tool")) {
         pid_t again = start(argv[0], "dsW", "again", fds);
-        const int arc = reap(again);
+        const int arc = host_reap(again);
         CHECK(arc == 0, "the second tool exited with %d", arc);
     }
     PMIx_server_finalize();
