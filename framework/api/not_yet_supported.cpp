@@ -135,7 +135,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(char * /*pset_name*/) {
 
 // ---- Tool --------------------------------------------------------------------------------------
 // PMIx_tool_init / PMIx_tool_finalize: framework/client/tool.cpp.
-// PMIx_IOF_pull / _deregister / _push: framework/client/iof.cpp.
+// PMIx_IOF_pull / _deregister / _push: framework/api/iof_api.cpp.
 // PMIx_tool_attach_to_server, _connect_to_server, _disconnect, _get_servers,
 // _set_server: framework/client/tool.cpp.
 

@@ -302,3 +302,60 @@ PMIX_EXPORT pmix_status_t PMIx_server_IOF_deliver(const pmix_proc_t *source,
 }
 
 }  // extern "C"
+
+// PMIx_server_setup_application / _setup_local_support: the LocalSupport
+// service (server/local_support.hpp).
+namespace {
+
+void release_info(pmix_status_t, void *cbdata) {
+    delete static_cast<pmixpp::wire::InfoArray *>(cbdata);
+}
+
+}  // namespace
+
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_server_setup_application(const pmix_nspace_t nspace,
+                                                        pmix_info_t info[], size_t ninfo,
+                                                        pmix_setup_application_cbfunc_t cbfunc,
+                                                        void *cbdata) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (nspace == nullptr || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+    auto copied = std::make_shared<pmixpp::wire::InfoArray>(
+        pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
+    std::string ns = nspace_of(nspace);
+    bool posted = ProgressEngine::instance().post([ns, copied, cbfunc, cbdata] {
+        auto result = Server::instance().local_support().setup_application(ns, copied->span());
+        if (!result) {
+            cbfunc(result.status().code(), nullptr, 0, cbdata, nullptr, nullptr);
+            return;
+        }
+        // Ours until the host calls the release function (any thread).
+        auto *out = new pmixpp::wire::InfoArray(std::move(result).value());
+        cbfunc(PMIX_SUCCESS, out->data(), out->size(), cbdata, &release_info, out);
+    });
+    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const pmix_nspace_t nspace,
+                                                          pmix_info_t info[], size_t ninfo,
+                                                          pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (nspace == nullptr) return PMIX_ERR_BAD_PARAM;
+    auto copied = std::make_shared<pmixpp::wire::InfoArray>(
+        pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
+    std::string ns = nspace_of(nspace);
+    auto work = [ns, copied] {
+        return Server::instance().local_support().setup_local_support(ns, std::move(*copied));
+    };
+    if (cbfunc == nullptr) {
+        pmix_status_t rc = PMIX_ERR_INIT;
+        ProgressEngine::instance().run_sync([&] { rc = work(); });
+        return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+    }
+    bool posted =
+        ProgressEngine::instance().post([work, cbfunc, cbdata] { cbfunc(work(), cbdata); });
+    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+}  // extern "C"

@@ -124,6 +124,12 @@ class Client {
     // Progress thread: send a message the server does not answer (a heartbeat:
     // monitor.cpp). False when the connection is gone.
     bool send_oneway(wire::Command command, std::span<const std::uint8_t> body);
+    // Whether a heartbeat monitor of this process was granted (PMIx_Heartbeat
+    // sends nothing until then: api/monitor_api.cpp); any thread.
+    bool heartbeats_wanted() const noexcept {
+        return heartbeats_wanted_.load(std::memory_order_relaxed);
+    }
+    void set_heartbeats_wanted(bool wanted) noexcept { heartbeats_wanted_ = wanted; }
     // Progress thread: events (events.cpp). Tell the server about handler
     // registration `id` (its codes and filters) / its removal, and send an
     // event for the server to route; done(status) exactly once.
@@ -192,6 +198,7 @@ class Client {
     pmix_proc_t server_{};
     // monitor.cpp: heartbeat_wanted from the server.
     void handle_heartbeat_wanted(wire::Frame &frame);
+    std::atomic<bool> heartbeats_wanted_{false};  // monitor.cpp
     using Handler = void (Client::*)(wire::Frame &);
     std::map<std::uint16_t, Handler> unsolicited_;  // server-initiated messages (events, ...)
 

@@ -1,12 +1,16 @@
-// Helpers shared by the client's request-style calls (publish.cpp, query.cpp,
-// job_control.cpp): the gate every call passes, a request bounded by the
-// caller's PMIX_TIMEOUT, and the reading of common directives.
+// Helpers shared by the client's request-style calls (api/publish_api.cpp,
+// query.cpp, api/job_control_api.cpp, api/allocation_api.cpp): the gate every
+// call passes, a request bounded by the caller's PMIX_TIMEOUT, the reading of
+// common directives, and answers carrying an info array.
 #pragma once
 
 #include <pmix.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -88,6 +92,76 @@ inline wire::BodyWriter &write_keys(wire::BodyWriter &w, char **keys) {
     w.u32(n);
     for (char **k = keys; k != nullptr && *k != nullptr; ++k) w.str(*k);
     return w;
+}
+
+// A status and the info array that came with it: the answer of a request
+// whose reply is `status [infos]` (job control, allocation); on an error the
+// infos are the host's reason. `results` is never null once read.
+struct InfoAnswer {
+    pmix_status_t status = PMIX_ERR_TIMEOUT;
+    std::shared_ptr<wire::InfoArray> results;
+};
+
+inline InfoAnswer read_info_answer(pmix_status_t s, wire::BodyReader &r) {
+    InfoAnswer a{s, std::make_shared<wire::InfoArray>()};
+    if (r.remaining() > 0 && (!r.infos(*a.results) || !r.finished())) {
+        a.results->reset();
+        if (a.status == PMIX_SUCCESS) a.status = PMIX_ERR_UNPACK_FAILURE;
+    }
+    return a;
+}
+
+// For a blocking caller: `out` gets a malloc'd copy of the answer's results
+// (freed with PMIX_INFO_FREE; the payloads move), or NULL/0 when there are none.
+inline void hand_out(InfoAnswer &a, pmix_info_t **out, std::size_t *nout) {
+    if (out != nullptr) *out = nullptr;
+    if (nout != nullptr) *nout = 0;
+    if (!a.results || a.results->size() == 0 || out == nullptr || nout == nullptr) return;
+    const std::size_t n = a.results->size();
+    auto *arr = static_cast<pmix_info_t *>(std::calloc(n, sizeof(pmix_info_t)));
+    if (arr == nullptr) return;
+    std::memcpy(arr, a.results->data(), n * sizeof(pmix_info_t));
+    for (std::size_t i = 0; i < n; ++i)
+        std::memset(&a.results->data()[i].value, 0, sizeof(pmix_value_t));
+    *out = arr;
+    *nout = n;
+}
+
+// For a non-blocking caller: `cbfunc` (if any) gets the answer; the results
+// stay ours until it calls the release function.
+inline void call_info_cbfunc(pmix_info_cbfunc_t cbfunc, void *cbdata, const InfoAnswer &a) {
+    if (cbfunc == nullptr) return;
+    auto *keep = new std::shared_ptr<wire::InfoArray>(a.results);
+    cbfunc(
+        a.status, a.results->data(), a.results->size(), cbdata,
+        [](void *held) { delete static_cast<std::shared_ptr<wire::InfoArray> *>(held); }, keep);
+}
+
+using InfoAnswerDone = std::function<void(InfoAnswer)>;
+
+// Any thread: posts a request whose reply is an InfoAnswer. False when the
+// progress thread is not running.
+inline bool post_info_request(wire::Command command, std::vector<std::uint8_t> body,
+                              std::uint32_t timeout_s, InfoAnswerDone done) {
+    return post_request(command, std::move(body), timeout_s,
+                        [done = std::move(done)](pmix_status_t s, wire::BodyReader &r) {
+                            done(read_info_answer(s, r));
+                        });
+}
+
+// The blocking form of a non-blocking call `start` (its return: whether the
+// request went; anything but PMIX_SUCCESS is returned at once): waits for
+// the answer, hands its results out and returns its status.
+inline pmix_status_t wait_info_answer(const std::function<pmix_status_t(InfoAnswerDone)> &start,
+                                      pmix_info_t **results, std::size_t *nresults) {
+    if (results != nullptr) *results = nullptr;
+    if (nresults != nullptr) *nresults = 0;
+    auto done = std::make_shared<runtime::Completion<InfoAnswer>>();
+    const pmix_status_t rc = start([done](InfoAnswer a) { done->complete(std::move(a)); });
+    if (rc != PMIX_SUCCESS) return rc;
+    done->wait();
+    hand_out(done->value(), results, nresults);
+    return done->value().status;
 }
 
 }  // namespace pmixpp::client

@@ -1,6 +1,4 @@
-// Publish / lookup / unpublish on the server side: the client's request goes
-// to the host's upcall, which is the datastore (the library keeps none: a
-// NULL upcall answers PMIX_ERR_NOT_SUPPORTED).
+// The Publishing service (publish.hpp).
 //
 // The library adds the client's effective uid as PMIX_USERID ("pmix.euid",
 // PMIX_UINT32; OPENMPI-CONTRACT rule 7: ORTE's data server finds nothing
@@ -8,12 +6,10 @@
 // client-supplied euid/egid is dropped. PMIX_GRPID is not added: ORTE treats
 // every info it does not know as data to publish, and the OpenPMIx it
 // replaces added only the euid (traces/sn_connacc_mpirun.log).
-#include <spdlog/fmt/fmt.h>
+#include "server/publish.hpp"
 
 #include <memory>
 
-#include "mca/logging.hpp"
-#include "server/server.hpp"
 #include "server/upcall_results.hpp"
 #include "server/upcalls.hpp"
 #include "wire/protocol.hpp"
@@ -47,7 +43,19 @@ std::shared_ptr<HostInfo> with_identity(const ClientRecord &client,
 
 }  // namespace
 
-void Server::handle_publish(Channel &ch, Frame &frame, ClientRecord *client) {
+Publishing::Publishing(const HostUpcalls &host, RequestTable &requests) : host_(host) {
+    requests.add(wire::Command::publish, [this](Channel &ch, Frame &frame, ClientRecord *client) {
+        handle_publish(ch, frame, client);
+    });
+    requests.add(wire::Command::lookup, [this](Channel &ch, Frame &frame, ClientRecord *client) {
+        handle_lookup(ch, frame, client);
+    });
+    requests.add(wire::Command::unpublish, [this](Channel &ch, Frame &frame, ClientRecord *client) {
+        handle_unpublish(ch, frame, client);
+    });
+}
+
+void Publishing::handle_publish(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     wire::InfoArray info;
     r.infos(info);
@@ -55,13 +63,17 @@ void Server::handle_publish(Channel &ch, Frame &frame, ClientRecord *client) {
         ch.close("malformed publish request");
         return;
     }
-    const auto reply = PendingReply::to(ch, frame);
+    publish(PendingReply::to(ch, frame), *client, info.span());
+}
+
+void Publishing::publish(const PendingReply &reply, const ClientRecord &client,
+                         std::span<const pmix_info_t> info) {
     if (host_->publish == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
-    auto args = with_identity(*client, info.span());
-    const pmix_proc_t proc = client->proc;
+    auto args = with_identity(client, info);
+    const pmix_proc_t proc = client.proc;
     call_host_op(
         [this, proc, args](pmix_op_cbfunc_t cb, void *cbdata) {
             return host_->publish(&proc, args->data(), args->size(), cb, cbdata);
@@ -69,7 +81,7 @@ void Server::handle_publish(Channel &ch, Frame &frame, ClientRecord *client) {
         [reply, args](pmix_status_t s) { send_reply(reply, status_body(s)); });
 }
 
-void Server::handle_lookup(Channel &ch, Frame &frame, ClientRecord *client) {
+void Publishing::handle_lookup(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::vector<std::string> keys;
     wire::InfoArray info;
@@ -79,14 +91,18 @@ void Server::handle_lookup(Channel &ch, Frame &frame, ClientRecord *client) {
         ch.close("malformed lookup request");
         return;
     }
-    const auto reply = PendingReply::to(ch, frame);
+    lookup(PendingReply::to(ch, frame), *client, std::move(keys), info.span());
+}
+
+void Publishing::lookup(const PendingReply &reply, const ClientRecord &client,
+                        std::vector<std::string> keys, std::span<const pmix_info_t> info) {
     if (host_->lookup == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
-    auto args = with_identity(*client, info.span());
+    auto args = with_identity(client, info);
     auto list = std::make_shared<KeyList>(std::move(keys));
-    const pmix_proc_t proc = client->proc;
+    const pmix_proc_t proc = client.proc;
     call_host_lookup(
         [this, proc, args, list](pmix_lookup_cbfunc_t cb, void *cbdata) {
             return host_->lookup(&proc, list->argv(), args->data(), args->size(), cb, cbdata);
@@ -119,7 +135,7 @@ void Server::handle_lookup(Channel &ch, Frame &frame, ClientRecord *client) {
         });
 }
 
-void Server::handle_unpublish(Channel &ch, Frame &frame, ClientRecord *client) {
+void Publishing::handle_unpublish(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::vector<std::string> keys;
     wire::InfoArray info;
@@ -129,15 +145,19 @@ void Server::handle_unpublish(Channel &ch, Frame &frame, ClientRecord *client) {
         ch.close("malformed unpublish request");
         return;
     }
-    const auto reply = PendingReply::to(ch, frame);
+    unpublish(PendingReply::to(ch, frame), *client, std::move(keys), info.span());
+}
+
+void Publishing::unpublish(const PendingReply &reply, const ClientRecord &client,
+                           std::vector<std::string> keys, std::span<const pmix_info_t> info) {
     if (host_->unpublish == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
-    auto args = with_identity(*client, info.span());
+    auto args = with_identity(client, info);
     // No keys: NULL, "everything this process published".
     auto list = keys.empty() ? nullptr : std::make_shared<KeyList>(std::move(keys));
-    const pmix_proc_t proc = client->proc;
+    const pmix_proc_t proc = client.proc;
     call_host_op(
         [this, proc, args, list](pmix_op_cbfunc_t cb, void *cbdata) {
             return host_->unpublish(&proc, list ? list->argv() : nullptr, args->data(),

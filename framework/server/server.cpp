@@ -51,16 +51,13 @@ Server::Server() {
     clients_.subscribe(&monitoring_);
     clients_.subscribe(&collectives_);
     clients_.subscribe(&groups_);
+    clients_.subscribe(&local_support_);
     clients_.subscribe(this);
     clients_.subscribe(&tools_);  // last: a departed tool's record goes
     // Each service registers its own requests (README.md, "Adding a request type").
     on(Command::handshake, &Server::handle_handshake);
     on(Command::finalize, &Server::handle_finalize);
     on(Command::abort, &Server::handle_abort);
-    on(Command::spawn, &Server::handle_spawn);
-    on(Command::publish, &Server::handle_publish);
-    on(Command::lookup, &Server::handle_lookup);
-    on(Command::unpublish, &Server::handle_unpublish);
     on(Command::query, &Server::handle_query);
 }
 
@@ -160,7 +157,6 @@ void Server::stop() {
     clients_.clear();
     modex_.clear();
     local_support_.clear();
-    networks_.reset();
     cleanup_.clear();
     monitoring_.clear();
     events_.clear();
@@ -264,11 +260,6 @@ void Server::client_departed(const ProcKey &key, Departure why) {
     if (why == Departure::deregistered) {
         if (c != nullptr && c->channel) c->channel->close("client deregistered");
     }
-}
-
-void Server::job_deregistered(const std::string &nspace) {
-    local_support_.erase(nspace);
-    network_job_deregistered(nspace);  // setup.cpp
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -560,8 +551,7 @@ mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) 
     if (gethostname(host, sizeof host - 1) == 0) env["PMIX_HOSTNAME"] = host;
     const char *tmp = std::getenv("TMPDIR");
     env["PMIX_SYSTEM_TMPDIR"] = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-    apply_local_support(key.first, env);
-    if (auto st = network_fork(proc, env); !st.ok()) return st;  // setup.cpp
+    if (auto st = local_support_.setup_fork(proc, env); !st.ok()) return st;
     for (auto *ptl : transports_->modules()) {
         auto st = ptl->setup_fork(proc, env);
         if (!st.ok()) return st;

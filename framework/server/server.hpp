@@ -37,12 +37,15 @@
 #include "server/groups.hpp"
 #include "server/host_attributes.hpp"
 #include "server/iof_router.hpp"
+#include "server/local_support.hpp"
 #include "server/logging.hpp"
 #include "server/modex.hpp"
 #include "server/monitoring.hpp"
+#include "server/publish.hpp"
 #include "server/rendezvous.hpp"
 #include "server/requests.hpp"
 #include "server/tools.hpp"
+#include "server/spawn.hpp"
 #include "server/upcalls.hpp"
 #include "pnet/pnet_base.hpp"
 #include "server/fabric.hpp"
@@ -82,10 +85,8 @@ class Server : private DepartureListener {
     void dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc, void *cbdata) {
         modex_.dmodex_request(proc, cbfunc, cbdata);
     }
-    // PMIx_server_setup_application / _setup_local_support (setup.cpp).
-    mca::Result<wire::InfoArray> setup_application(const std::string &nspace,
-                                                   std::span<const pmix_info_t> info);
-    pmix_status_t setup_local_support(const std::string &nspace, wire::InfoArray info);
+    // PMIx_server_setup_application / _setup_local_support (LocalSupport).
+    LocalSupport &local_support() { return local_support_; }
     // PMIx_server_collect_inventory / _deliver_inventory (inventory.hpp).
     Inventory &inventory() noexcept { return inventory_; }
     // PMIx_Fabric_register / _update / _deregister in the server (fabric.hpp).
@@ -132,7 +133,6 @@ class Server : private DepartureListener {
     // The one departure path's notices (ClientTable::depart): every waiter on
     // the client is released, every registration of it goes.
     void client_departed(const ProcKey &client, Departure why) override;
-    void job_deregistered(const std::string &nspace) override;
     template <class Method>
     void on(wire::Command command, Method method) {
         requests_.add(command,
@@ -160,12 +160,6 @@ class Server : private DepartureListener {
     void handle_handshake(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_finalize(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_abort(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    void handle_spawn(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // spawn.cpp
-    void handle_publish(wire::Channel &ch, wire::Frame &frame,
-                        ClientRecord *client);                                        // publish.cpp
-    void handle_lookup(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // publish.cpp
-    void handle_unpublish(wire::Channel &ch, wire::Frame &frame,
-                          ClientRecord *client);                                     // publish.cpp
     void handle_query(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // query.cpp
     // One query key the library answers from its own state (query.cpp); false: not known here.
     bool answer_query_key(std::span<const pmix_info_t> qualifiers, const std::string &key,
@@ -177,14 +171,6 @@ class Server : private DepartureListener {
                           pmix_status_t status);
     ClientRecord *find_client(const ProcKey &key) { return clients_.find_client(key); }
     JobRecord *find_job(const std::string &nspace) { return clients_.find_job(nspace); }
-
-    // Local support environment of a job's children (setup.cpp).
-    void apply_local_support(const std::string &nspace, mca::Environment &env) const;
-    // The pnet modules (setup.cpp): opened on first use, none when no
-    // component is usable; each child's network environment; a job's release.
-    mca::Result<pnet_base::Networks *> networks();
-    mca::Status network_fork(const pmix_proc_t &proc, mca::Environment &env);
-    void network_job_deregistered(const std::string &nspace);
 
     // The job-level blob of a registered nspace (empty: none).
     std::vector<std::uint8_t> job_blob(const std::string &nspace);
@@ -199,11 +185,8 @@ class Server : private DepartureListener {
     RequestTable requests_;
     std::map<wire::Channel *, std::pair<std::shared_ptr<wire::Channel>, Peer>> channels_;
     ClientTable clients_;  // jobs and client records; departures
-    // What PMIx_server_setup_local_support was given, per nspace (setup.cpp).
-    std::map<std::string, wire::InfoArray> local_support_;
-    std::optional<pnet_base::Networks> networks_;         // network: setup.cpp
-    Inventory inventory_{[this] { return networks(); }};  // network: inventory.cpp
-    Fabrics fabrics_{inventory_};                         // network: fabric.cpp
+    Inventory inventory_{[this] { return local_support_.networks(); }};  // network: inventory.cpp
+    Fabrics fabrics_{inventory_};                                        // network: fabric.cpp
     TopologySharing topology_;        // network: PMIX_SERVER_SHARE_TOPOLOGY, PMIX_TOPOLOGY2
     RendezvousFiles rendezvous_;      // rendezvous.hpp: tools find this server by them
     HostAttributes host_attributes_;  // PMIx_Register_attributes
@@ -240,6 +223,15 @@ class Server : private DepartureListener {
                              peer.authenticated = true;
                              peer.proc = key;
                          }}};
+    // spawn (connects the new job to its parent)
+    Spawn spawn_{host_, requests_, [this](const std::string &nspace) { return job_blob(nspace); },
+                 [this](const ProcKey &parent, const std::string &nspace) {
+                     collectives_.spawned(parent, nspace);
+                 }};
+    Publishing publishing_{host_, requests_};  // publish, lookup, unpublish
+    // setup_application, setup_local_support, a child's part of setup_fork
+    LocalSupport local_support_{
+        [] { return pnet_base::open(mca::ComponentRepository::process_wide()); }};
 };
 
 }  // namespace pmixpp::server

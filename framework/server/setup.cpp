@@ -1,5 +1,5 @@
-// PMIx_server_setup_application and PMIx_server_setup_local_support: the
-// launch-time set-up data of a job (pnet.hpp describes the flow).
+// The LocalSupport service (local_support.hpp): the launch-time set-up data
+// of a job (pnet.hpp describes the flow).
 //
 // setup_application (the launcher's server) answers, through its callback,
 // the info the host must deliver to setup_local_support on every node of the
@@ -12,22 +12,21 @@
 // hands what it gets to every pnet module and keeps it per nspace; setup_fork
 // applies its PMIX_SET_ENVAR / PMIX_ADD_ENVAR entries to each child of that
 // nspace, then each module's setup_fork; deregistering the nspace releases
-// the modules' state (network_job_deregistered).
+// the modules' state (job_deregistered).
 //
-// Both calls run on the progress thread and call their callback exactly once,
-// from it.
+// The C entry points are in ../api/setup_api.cpp.
+#include "server/local_support.hpp"
+
 #include <pmix_server.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "mca/logging.hpp"
-#include "runtime/init_state.hpp"
-#include "runtime/progress.hpp"
-#include "server/server.hpp"
 #include "wire/codec.hpp"
 
 #include <pmixpp/mca/parameters.hpp>
@@ -85,8 +84,11 @@ bool flag_set(const pmix_info_t &i) {
 
 }  // namespace
 
-mca::Result<wire::InfoArray> Server::setup_application(const std::string &nspace,
-                                                       std::span<const pmix_info_t> info) {
+LocalSupport::LocalSupport(OpenNetworksFn open_networks)
+    : open_networks_(std::move(open_networks)) {}
+
+mca::Result<wire::InfoArray> LocalSupport::setup_application(const std::string &nspace,
+                                                             std::span<const pmix_info_t> info) {
     bool envars = false;
     for (const auto &i : info) {
         if (PMIX_CHECK_KEY(&i, PMIX_SETUP_APP_ENVARS) || PMIX_CHECK_KEY(&i, PMIX_SETUP_APP_ALL)) {
@@ -136,7 +138,7 @@ mca::Result<wire::InfoArray> Server::setup_application(const std::string &nspace
     return copy;
 }
 
-pmix_status_t Server::setup_local_support(const std::string &nspace, wire::InfoArray info) {
+pmix_status_t LocalSupport::setup_local_support(const std::string &nspace, wire::InfoArray info) {
     auto nets = networks();
     if (!nets) return nets.status().code();
     for (auto *net : nets.value()->modules()) {
@@ -151,9 +153,9 @@ pmix_status_t Server::setup_local_support(const std::string &nspace, wire::InfoA
     return PMIX_SUCCESS;
 }
 
-mca::Result<pnet_base::Networks *> Server::networks() {
+mca::Result<pnet_base::Networks *> LocalSupport::networks() {
     if (!networks_) {
-        auto opened = pnet_base::open(mca::ComponentRepository::process_wide());
+        auto opened = open_networks_();
         if (opened) {
             networks_ = std::move(opened).value();
         } else if (opened.error().status == mca::McaStatus::no_module) {
@@ -166,7 +168,18 @@ mca::Result<pnet_base::Networks *> Server::networks() {
     return &*networks_;
 }
 
-mca::Status Server::network_fork(const pmix_proc_t &proc, mca::Environment &env) {
+mca::Status LocalSupport::setup_fork(const pmix_proc_t &proc, mca::Environment &env) {
+    const std::string nspace(proc.nspace, strnlen(proc.nspace, PMIX_MAX_NSLEN));
+    if (auto it = local_support_.find(nspace); it != local_support_.end()) {
+        for (const auto &i : it->second.span()) {
+            const bool set = PMIX_CHECK_KEY(&i, PMIX_SET_ENVAR);
+            if (!set && !PMIX_CHECK_KEY(&i, PMIX_ADD_ENVAR)) continue;
+            if (i.value.type != PMIX_ENVAR || i.value.data.envar.envar == nullptr) continue;
+            const std::string name = i.value.data.envar.envar;
+            const char *value = i.value.data.envar.value != nullptr ? i.value.data.envar.value : "";
+            if (set || env.find(name) == env.end()) env[name] = value;
+        }
+    }
     if (!networks_) return mca::Status::success();  // no job was set up for a network
     for (auto *net : networks_->modules()) {
         auto st = net->setup_fork(proc, env);
@@ -178,89 +191,15 @@ mca::Status Server::network_fork(const pmix_proc_t &proc, mca::Environment &env)
     return mca::Status::success();
 }
 
-void Server::network_job_deregistered(const std::string &nspace) {
+void LocalSupport::job_deregistered(const std::string &nspace) {
+    local_support_.erase(nspace);
     if (!networks_) return;
     for (auto *net : networks_->modules()) net->deregister_job(nspace);
 }
 
-void Server::apply_local_support(const std::string &nspace, mca::Environment &env) const {
-    auto it = local_support_.find(nspace);
-    if (it == local_support_.end()) return;
-    for (const auto &i : it->second.span()) {
-        const bool set = PMIX_CHECK_KEY(&i, PMIX_SET_ENVAR);
-        if (!set && !PMIX_CHECK_KEY(&i, PMIX_ADD_ENVAR)) continue;
-        if (i.value.type != PMIX_ENVAR || i.value.data.envar.envar == nullptr) continue;
-        const std::string name = i.value.data.envar.envar;
-        const char *value = i.value.data.envar.value != nullptr ? i.value.data.envar.value : "";
-        if (set || env.find(name) == env.end()) env[name] = value;
-    }
+void LocalSupport::clear() {
+    local_support_.clear();
+    networks_.reset();
 }
 
 }  // namespace pmixpp::server
-
-using pmixpp::runtime::Face;
-using pmixpp::runtime::ProgressEngine;
-using pmixpp::server::Server;
-
-namespace {
-
-bool server_up() {
-    return pmixpp::runtime::init_count(Face::server) > 0;
-}
-
-std::string nspace_of(const char *ns) {
-    return std::string(ns, strnlen(ns, PMIX_MAX_NSLEN));
-}
-
-void release_info(pmix_status_t, void *cbdata) {
-    delete static_cast<pmixpp::wire::InfoArray *>(cbdata);
-}
-
-}  // namespace
-
-extern "C" {
-
-PMIX_EXPORT pmix_status_t PMIx_server_setup_application(const pmix_nspace_t nspace,
-                                                        pmix_info_t info[], size_t ninfo,
-                                                        pmix_setup_application_cbfunc_t cbfunc,
-                                                        void *cbdata) {
-    if (!server_up()) return PMIX_ERR_INIT;
-    if (nspace == nullptr || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
-    auto copied = std::make_shared<pmixpp::wire::InfoArray>(
-        pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
-    std::string ns = nspace_of(nspace);
-    bool posted = ProgressEngine::instance().post([ns, copied, cbfunc, cbdata] {
-        auto result = Server::instance().setup_application(ns, copied->span());
-        if (!result) {
-            cbfunc(result.status().code(), nullptr, 0, cbdata, nullptr, nullptr);
-            return;
-        }
-        // Ours until the host calls the release function (any thread).
-        auto *out = new pmixpp::wire::InfoArray(std::move(result).value());
-        cbfunc(PMIX_SUCCESS, out->data(), out->size(), cbdata, &release_info, out);
-    });
-    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const pmix_nspace_t nspace,
-                                                          pmix_info_t info[], size_t ninfo,
-                                                          pmix_op_cbfunc_t cbfunc, void *cbdata) {
-    if (!server_up()) return PMIX_ERR_INIT;
-    if (nspace == nullptr) return PMIX_ERR_BAD_PARAM;
-    auto copied = std::make_shared<pmixpp::wire::InfoArray>(
-        pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
-    std::string ns = nspace_of(nspace);
-    auto work = [ns, copied] {
-        return Server::instance().setup_local_support(ns, std::move(*copied));
-    };
-    if (cbfunc == nullptr) {
-        pmix_status_t rc = PMIX_ERR_INIT;
-        ProgressEngine::instance().run_sync([&] { rc = work(); });
-        return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
-    }
-    bool posted =
-        ProgressEngine::instance().post([work, cbfunc, cbdata] { cbfunc(work(), cbdata); });
-    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
-}
-
-}  // extern "C"

@@ -1,6 +1,4 @@
-// PMIx_Spawn on the server side: the client's request goes to the host's
-// spawn upcall; the host registers the new nspace and its clients, starts
-// them and calls back with the nspace.
+// The Spawn service (spawn.hpp).
 //
 // The job_info and apps go up exactly as the client gave them. The spec
 // lists PMIX_USERID, PMIX_GRPID, PMIX_SPAWNED, PMIX_PARENT_ID and
@@ -9,14 +7,14 @@
 // OpenPMIx it replaces passed only the client's keys (OPENMPI-CONTRACT §2.6,
 // traces/sn_spawn_mpirun.log). The requester is the upcall's `proc`; the host
 // puts PMIX_PARENT_ID / PMIX_SPAWNED in the child job's registration.
-#include <spdlog/fmt/fmt.h>
+#include "server/spawn.hpp"
 
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "mca/logging.hpp"
 #include "runtime/progress.hpp"
-#include "server/server.hpp"
 #include "wire/codec.hpp"
 #include "wire/protocol.hpp"
 
@@ -79,27 +77,39 @@ void spawn_shift(pmix_status_t status, pmix_nspace_t nspace, void *cbdata) {
 
 }  // namespace
 
-void Server::handle_spawn(Channel &ch, Frame &frame, ClientRecord *client) {
+Spawn::Spawn(const HostUpcalls &host, RequestTable &requests, JobBlobFn job_blob, SpawnedFn spawned)
+    : host_(host), job_blob_(std::move(job_blob)), spawned_(std::move(spawned)) {
+    requests.add(wire::Command::spawn, [this](Channel &ch, Frame &frame, ClientRecord *client) {
+        handle_spawn(ch, frame, client);
+    });
+}
+
+void Spawn::handle_spawn(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
-    auto job_info = std::make_shared<wire::InfoArray>();
+    wire::InfoArray job_info;
     std::vector<std::uint8_t> app_bytes;
-    r.infos(*job_info);
+    r.infos(job_info);
     r.bytes(app_bytes);
-    auto apps = std::make_shared<AppArray>();
-    if (!r.finished() || client == nullptr || !apps->decode(app_bytes)) {
+    if (!r.finished() || client == nullptr ||
+        !request(PendingReply::to(ch, frame), *client, std::move(job_info), app_bytes)) {
         ch.close("malformed spawn request");
-        return;
     }
-    const auto reply = PendingReply::to(ch, frame);
-    const pmix_proc_t requester = client->proc;
+}
+
+bool Spawn::request(const PendingReply &reply, const ClientRecord &client, wire::InfoArray info,
+                    const std::vector<std::uint8_t> &app_bytes) {
+    auto apps = std::make_shared<AppArray>();
+    if (!apps->decode(app_bytes)) return false;
+    auto job_info = std::make_shared<wire::InfoArray>(std::move(info));
+    const pmix_proc_t requester = client.proc;
     const ProcKey parent = key_of(requester);
     if (apps->n == 0) {
         send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
-        return;
+        return true;
     }
     if (host_->spawn == nullptr) {
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
-        return;
+        return true;
     }
     auto done = [this, reply, parent, job_info, apps](pmix_status_t status, std::string ns) {
         if (status == PMIX_SUCCESS && (ns.empty() || ns.size() > PMIX_MAX_NSLEN)) {
@@ -112,17 +122,18 @@ void Server::handle_spawn(Channel &ch, Frame &frame, ClientRecord *client) {
             send_reply(reply, status_body(status));
             return;
         }
-        collectives_.spawned(parent, ns);  // connected to its parent (spec, PMIx_Spawn)
-        send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).str(ns).bytes(job_blob(ns)).take());
+        spawned_(parent, ns);  // connected to its parent (spec, PMIx_Spawn)
+        send_reply(reply, BodyWriter().i32(PMIX_SUCCESS).str(ns).bytes(job_blob_(ns)).take());
     };
     auto *s = new SpawnShift{std::move(done)};
     const pmix_status_t rc = host_->spawn(&requester, job_info->data(), job_info->size(),
                                           apps->apps, apps->n, &spawn_shift, s);
-    if (rc == PMIX_SUCCESS) return;
+    if (rc == PMIX_SUCCESS) return true;
     SpawnDone fn = std::move(s->done);
     delete s;
     // OPERATION_SUCCEEDED carries no nspace: nothing to tell the client.
     fn(rc == PMIX_OPERATION_SUCCEEDED ? PMIX_ERR_JOB_FAILED_TO_LAUNCH : rc, {});
+    return true;
 }
 
 }  // namespace pmixpp::server

@@ -38,16 +38,7 @@
 
 #include "host_common.h"
 
-#define CHECK(cond, ...)                                \
-    do {                                                \
-        if (!(cond)) {                                  \
-            fprintf(stdout, "departure_host FAILED: "); \
-            fprintf(stdout, __VA_ARGS__);               \
-            fprintf(stdout, "\n");                      \
-            fflush(stdout);                             \
-            exit(1);                                    \
-        }                                               \
-    } while (0)
+#define CHECK(...) HOST_CHECK("departure_host", __VA_ARGS__)
 
 static const char *kind, *waiter;
 
@@ -164,12 +155,6 @@ static pid_t start_client(const char *self, const char *nspace, pmix_rank_t rank
     return pid;
 }
 
-static int reap(pid_t pid) {
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 int main(int argc, char **argv) {
     CHECK(argc >= 3, "usage: departure_host KIND WAITER");
     kind = argv[1];
@@ -226,9 +211,9 @@ int main(int argc, char **argv) {
         PMIx_server_deregister_nspace(ns, NULL, NULL);
     }
     CHECK(write(go[1], "g", 1) == 1, "go");
-    const int drc = reap(d);
+    const int drc = host_reap(d);
     CHECK(drc == 0, "the departer exited with %d", drc);
-    const int wrc = reap(w);
+    const int wrc = host_reap(w);
     CHECK(wrc == 0, "the waiter exited with %d", wrc);
 
     if (strcmp(waiter, "cleanup") == 0) {

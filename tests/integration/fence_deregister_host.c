@@ -19,16 +19,7 @@
 
 #include "host_common.h"
 
-#define CHECK(cond, ...)                                       \
-    do {                                                       \
-        if (!(cond)) {                                         \
-            fprintf(stdout, "fence_deregister_host FAILED: "); \
-            fprintf(stdout, __VA_ARGS__);                      \
-            fprintf(stdout, "\n");                             \
-            fflush(stdout);                                    \
-            exit(1);                                           \
-        }                                                      \
-    } while (0)
+#define CHECK(...) HOST_CHECK("fence_deregister_host", __VA_ARGS__)
 
 /* ------------------------------------------------------------------ client */
 static int client_main(void) {
