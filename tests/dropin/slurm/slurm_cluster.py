@@ -81,17 +81,20 @@ class ClusterError(Exception):
 
 
 class Cluster:
-    def __init__(self, libdir=None, slurmd_env=None, debug="info", keep_logs=None):
+    def __init__(self, libdir=None, slurmd_env=None, debug="info", keep_logs=None, nodes=1):
         """libdir: directory holding our libpmix.so.2 and pmix/ (None: Debian's
         OpenPMIx stays); slurmd_env: extra environment of slurmd, so of each
         slurmstepd and the PMIx server in it; keep_logs: a directory the logs
-        are copied to at the end."""
+        are copied to at the end; nodes: 1, or 2 for two slurmds on this host
+        (two Slurm nodes, each with its own port, spool and TmpFS, both in the
+        one mount namespace), so that a step spans nodes."""
         self.libdir = os.path.abspath(libdir) if libdir else None
         self.slurmd_env = dict(slurmd_env or {})
         self.debug = debug
         self.keep_logs = keep_logs
         self.work = None
         self.node = socket.gethostname().split(".")[0]
+        self.nodes = [self.node] + [f"{self.node}n{i}" for i in range(2, nodes + 1)]
         self.procs = {}  # name -> Popen of the daemons we started
         self.env = None  # environment for the Slurm commands (SLURM_CONF)
 
@@ -113,12 +116,15 @@ class Cluster:
         os.chmod(self.work, 0o755)  # munged wants a socket directory others can traverse
         for d in ("state", "spool", "tmp", "log"):
             os.mkdir(os.path.join(self.work, d))
+            if d in ("spool", "tmp"):
+                for n in self.nodes:
+                    os.mkdir(os.path.join(self.work, d, n))
         self.env = dict(os.environ, SLURM_CONF=self.path("slurm.conf"))
         for name in [n for n in self.env if n.startswith("SLURM_") and n != "SLURM_CONF"]:
             del self.env[name]  # nothing of an outer Slurm job leaks in
         self._start_munged()
-        ctld_port, slurmd_port = _free_ports(2)
-        self._write_conf(ctld_port, slurmd_port)
+        ctld_port, *slurmd_ports = _free_ports(1 + len(self.nodes))
+        self._write_conf(ctld_port, slurmd_ports)
         self._spawn("slurmctld", ["slurmctld", "-D", "-i", "-f", self.path("slurm.conf")],
                     self.env)
         self._spawn("slurmd", ["unshare", "-m", "--propagation", "private", "sh", "-c",
@@ -161,10 +167,11 @@ class Cluster:
             err += f"\n[killed after {timeout} s]"
             return subprocess.CompletedProcess(cmd, None, out, err)
 
-    def allocate(self, ntasks, timeout=60):
-        """An allocation of ntasks tasks (oversubscribed) without a shell: its job id."""
-        r = self.run(["salloc", "--no-shell", "-O", "-n", str(ntasks), "-J", "pmixpp"],
-                     timeout=timeout)
+    def allocate(self, ntasks, nodes=1, timeout=60):
+        """An allocation of ntasks tasks (oversubscribed) on `nodes` nodes,
+        without a shell: its job id."""
+        r = self.run(["salloc", "--no-shell", "-O", "-N", str(nodes), "-n", str(ntasks),
+                      "-J", "pmixpp"], timeout=timeout)
         for line in (r.stderr + r.stdout).splitlines():
             if "Granted job allocation" in line:
                 return int(line.split()[-1])
@@ -181,6 +188,7 @@ class Cluster:
         raise ClusterError(f"job {job} still listed {timeout} s after scancel")
 
     def log_tail(self, name, lines=40):
+        """The end of a log file (slurmd's: slurmd.<node>.log)."""
         try:
             with open(self.path("log", name), errors="replace") as f:
                 return "".join(f.readlines()[-lines:])
@@ -212,24 +220,25 @@ class Cluster:
                 raise ClusterError("munged did not start: " + self.log_tail("munged.out"))
             time.sleep(0.02)
 
-    def _write_conf(self, ctld_port, slurmd_port):
+    def _write_conf(self, ctld_port, slurmd_ports):
         cpus = os.cpu_count() or 1
+        nodes = "".join(f"NodeName={n} NodeHostname={self.node} NodeAddr=127.0.0.1 Port={p} "
+                        f"CPUs={cpus} State=UNKNOWN\n" for n, p in zip(self.nodes, slurmd_ports))
         conf = f"""# written by tests/dropin/slurm/slurm_cluster.py
 ClusterName=pmixpp
 SlurmctldHost={self.node}(127.0.0.1)
 SlurmctldPort={ctld_port}
-SlurmdPort={slurmd_port}
 AuthType=auth/munge
 AuthInfo=socket={self.path("munge.sock")}
 CredType=cred/munge
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation={self.path("state")}
-SlurmdSpoolDir={self.path("spool")}
+SlurmdSpoolDir={self.path("spool")}/%n
 SlurmctldPidFile={self.path("slurmctld.pid")}
-SlurmdPidFile={self.path("slurmd.pid")}
+SlurmdPidFile={self.path("slurmd.%n.pid")}
 SlurmctldLogFile={self.path("log", "slurmctld.log")}
-SlurmdLogFile={self.path("log", "slurmd.log")}
+SlurmdLogFile={self.path("log", "slurmd.%n.log")}
 SlurmctldDebug=info
 SlurmdDebug={self.debug}
 PlugStackConfig={self.path("plugstack.conf")}
@@ -242,10 +251,9 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/builtin
 MpiDefault=none
-TmpFS={self.path("tmp")}
+TmpFS={self.path("tmp")}/%n
 ReturnToService=2
-NodeName={self.node} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
-PartitionName=pmixpp Nodes={self.node} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:16
+{nodes}PartitionName=pmixpp Nodes={",".join(self.nodes)} Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:16
 """
         with open(self.path("slurm.conf"), "w") as f:
             f.write(conf)
@@ -257,7 +265,12 @@ PartitionName=pmixpp Nodes={self.node} Default=YES MaxTime=INFINITE State=UP Ove
             lib, comps = os.path.join(self.libdir, "libpmix.so.2"), os.path.join(self.libdir, "pmix")
             mounts = (f"mount --bind '{lib}' '{DEBIAN_PMIX_FILE}' && "
                       f"mount --bind '{comps}' '{DEBIAN_PMIX_LIB}/pmix' && ")
-        return mounts + f"exec slurmd -D -f '{self.path('slurm.conf')}'"
+        conf = self.path("slurm.conf")
+        # Further nodes' slurmds start in the background of this shell, so in
+        # the same namespace; the first replaces the shell (its pid is ours).
+        others = "".join(f"slurmd -D -N '{n}' -f '{conf}' > '{self.path('log', n + '.out')}' 2>&1 & "
+                         for n in self.nodes[1:])
+        return mounts + others + f"exec slurmd -D -N '{self.node}' -f '{conf}'"
 
     def _wait_idle(self, timeout):
         deadline = time.monotonic() + timeout
@@ -267,12 +280,12 @@ PartitionName=pmixpp Nodes={self.node} Default=YES MaxTime=INFINITE State=UP Ove
                 if p.poll() is not None:
                     raise ClusterError(f"{name} exited with status {p.returncode}: " +
                                        self.log_tail(name + ".out"))
-            r = self.run(["sinfo", "-h", "-n", self.node, "-o", "%T"], timeout=30)
-            state = r.stdout.strip()
-            if r.returncode == 0 and state == "idle":
+            r = self.run(["sinfo", "-h", "-N", "-o", "%T"], timeout=30)
+            state = r.stdout.split()
+            if r.returncode == 0 and state == ["idle"] * len(self.nodes):
                 return
             time.sleep(0.05)
-        raise ClusterError(f"node {self.node} not idle after {timeout} s (state {state!r})")
+        raise ClusterError(f"nodes {self.nodes} not idle after {timeout} s (states {state})")
 
     @staticmethod
     def _end(p, grace=10):

@@ -3,7 +3,9 @@
 steps with our libpmix.so.2 on both sides, slurmstepd's PMIx server (Slurm's
 mpi/pmix_v4 plugin) and the tasks (docs/dropin.md, "Slurm").
 
-usage: slurm_pmix.py <dir of our libpmix.so.2 and pmix/> <examples' hello> [--keep-logs DIR]
+usage: slurm_pmix.py <dir of our libpmix.so.2 and pmix/> <examples' hello> <modex_client>
+                     <abort_client> [--keep-logs DIR]
+(the last two: tests/integration's PMIx clients, built on our library)
 
 Sets up a private one-node Slurm (slurm_cluster.py): munged, slurmctld and
 slurmd with their configuration, state and sockets in a temporary directory,
@@ -23,11 +25,18 @@ Checks, all job steps of one allocation except the last:
                          Fence with data, Get of every peer's greeting
   abort_rc7              MPI_Abort(7) on rank 1 of 4: the step ends, srun
                          exits with 7
+  pmix_abort_rc7         the same with PMIx_Abort(7) of a plain PMIx client
   two_steps              two steps one after the other after that, each its
                          own namespace (slurm.pmix.<job>.<step>), both right
   tcp_forced             slurmd (so slurmstepd's server) and the tasks with
                          PMIX_MCA_ptl=tcp: the server URI is tcp, exchange
                          on 4 ranks
+  two_nodes_*            two slurmds on this host (two Slurm nodes), steps of
+                         4 ranks across both: fence with data (Slurm's
+                         fence_nb upcall), Gets without a collecting fence
+                         (its direct_modex upcall and the other node's
+                         PMIx_server_dmodex_request), the MPI exchange over
+                         Open MPI's TCP transport on the loopback
 """
 import os
 import re
@@ -61,7 +70,7 @@ class Checks:
             if result is not None:
                 print(f"--- {name}: status {result.returncode}\n--- stdout\n{result.stdout}"
                       f"--- stderr\n{result.stderr}")
-                print("--- slurmd.log (tail)\n" + self.cluster.log_tail("slurmd.log"))
+                print("--- slurmd.log (tail)\n" + self.cluster.log_tail(f"slurmd.{self.cluster.node}.log"))
         else:
             self.passed += 1
             print(f"PASS {name}")
@@ -103,10 +112,12 @@ def main():
         i = args.index("--keep-logs")
         keep_logs = args[i + 1]
         del args[i:i + 2]
-    if len(args) != 2:
+    if len(args) != 4:
         sys.exit(__doc__)
-    libdir, hello = os.path.abspath(args[0]), os.path.abspath(args[1])
-    for need in (os.path.join(libdir, "libpmix.so.2"), os.path.join(libdir, "pmix"), hello):
+    libdir = os.path.abspath(args[0])
+    hello, modex_client, abort_client = (os.path.abspath(a) for a in args[1:])
+    for need in (os.path.join(libdir, "libpmix.so.2"), os.path.join(libdir, "pmix"), hello,
+                 modex_client, abort_client):
         if not os.path.exists(need):
             sys.exit(f"slurm_pmix.py: {need} does not exist")
     why = slurm_cluster.cannot_run()
@@ -125,14 +136,19 @@ def main():
             if cc.returncode != 0:
                 print(f"slurm_pmix.py: cannot build {src}:\n{cc.stderr}")
                 return 1
+        progs.update(hello=hello, modex_client=modex_client, abort_client=abort_client)
         ours = file_id(os.path.join(libdir, "libpmix.so.2"))
         with slurm_cluster.Cluster(libdir=libdir, keep_logs=keep_logs) as c:
             checks = Checks(c, ours)
-            run_cases(c, checks, progs, hello, ours)
+            run_cases(c, checks, progs, ours)
         with slurm_cluster.Cluster(libdir=libdir, slurmd_env={"PMIX_MCA_ptl": "tcp"},
                                    keep_logs=keep_logs and keep_logs + "/tcp") as c:
             checks.cluster = c
             run_tcp_case(c, checks, progs, ours)
+        with slurm_cluster.Cluster(libdir=libdir, nodes=2,
+                                   keep_logs=keep_logs and keep_logs + "/two_nodes") as c:
+            checks.cluster = c
+            run_two_node_cases(c, checks, progs, ours)
     finally:
         subprocess.run(["rm", "-rf", build])
     print(f"{checks.passed} passed, {checks.failed} failed")
@@ -154,7 +170,7 @@ def srun(c, job, n, cmd, env=None, timeout=90):
     return r
 
 
-def run_cases(c, checks, progs, hello, ours):
+def run_cases(c, checks, progs, ours):
     job = c.allocate(16)
     for n in (1, 2, 4, 16):
         r = srun(c, job, n, [progs["mpi_exchange"], "hello"])
@@ -163,7 +179,7 @@ def run_cases(c, checks, progs, hello, ours):
         r = srun(c, job, n, [progs["mpi_exchange"]])
         checks.report(f"mpi_exchange_n{n}", check_ranks(r, n, ours, "usock")[0], r)
     for n in (1, 4):
-        r = srun(c, job, n, [hello])
+        r = srun(c, job, n, [progs["hello"]])
         greetings = [l for l in r.stdout.splitlines()
                      if re.match(rf"^hello from rank \d+ of {n} .*: read {n} greetings$", l)]
         problems = [] if r.returncode == 0 else [f"srun exit status {r.returncode}, want 0"]
@@ -174,6 +190,9 @@ def run_cases(c, checks, progs, hello, ours):
     r = srun(c, job, 4, [progs["abort_seven"]])
     problems = [] if r.returncode == 7 else [f"srun exit status {r.returncode}, want 7"]
     checks.report("abort_rc7", problems, r)
+    r = srun(c, job, 4, [progs["abort_client"]])
+    problems = [] if r.returncode == 7 else [f"srun exit status {r.returncode}, want 7"]
+    checks.report("pmix_abort_rc7", problems, r)
 
     problems, seen = [], []
     for step in range(2):
@@ -194,6 +213,26 @@ def run_tcp_case(c, checks, progs, ours):
     job = c.allocate(4)
     r = srun(c, job, 4, [progs["mpi_exchange"]], env={"PMIX_MCA_ptl": "tcp"})
     checks.report("tcp_forced", check_ranks(r, 4, ours, "tcp")[0], r)
+    c.release(job)
+
+
+def run_two_node_cases(c, checks, progs, ours):
+    job = c.allocate(4, nodes=2)
+    for name, mode in (("two_nodes_fence_data", "collect"), ("two_nodes_direct_modex", "nocollect")):
+        # One key, PMIX_GLOBAL (modex_client's odd keys are PMIX_LOCAL: not
+        # for the other node's ranks).
+        r = srun(c, job, 4, ["-N", "2", progs["modex_client"], "1", "3000", mode])
+        ok = [l for l in r.stdout.splitlines()
+              if re.match(r"^modex ok: rank [0-3] checked 1 keys of 3000 bytes from 4 ", l)]
+        problems = [] if r.returncode == 0 else [f"srun exit status {r.returncode}, want 0"]
+        if len(ok) != 4:
+            problems.append(f"{len(ok)} ranks checked every peer's data, want 4")
+        checks.report(name, problems, r)
+    # Open MPI over TCP on the loopback only: its shared-memory transport
+    # cannot span two "nodes" of one host.
+    mpi_env = {"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": "lo"}
+    r = srun(c, job, 4, ["-N", "2", progs["mpi_exchange"]], env=mpi_env)
+    checks.report("two_nodes_mpi_exchange", check_ranks(r, 4, ours, "usock")[0], r)
     c.release(job)
 
 
