@@ -15,13 +15,13 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define REQUIRE(cond, ...)                                           \
-    do {                                                             \
-        if (!(cond)) {                                               \
+#define REQUIRE(cond, ...)                                              \
+    do {                                                                \
+        if (!(cond)) {                                                  \
             fprintf(stderr, "mpi_exchange check failed: " __VA_ARGS__); \
-            fprintf(stderr, "\n");                                   \
-            MPI_Abort(MPI_COMM_WORLD, 3);                            \
-        }                                                            \
+            fprintf(stderr, "\n");                                      \
+            MPI_Abort(MPI_COMM_WORLD, 3);                               \
+        }                                                               \
     } while (0)
 
 /* "maj:min:inode" (hex device numbers, as the kernel prints them) of the
@@ -84,7 +84,8 @@ static void exchange(int rank, int size) {
     int *all = malloc(sizeof(int) * (size_t)size);
     REQUIRE(all != NULL, "rank %d: out of memory", rank);
     MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
-    for (int i = 0; i < size; ++i) REQUIRE(all[i] == i, "rank %d: allgather[%d] = %d", rank, i, all[i]);
+    for (int i = 0; i < size; ++i)
+        REQUIRE(all[i] == i, "rank %d: allgather[%d] = %d", rank, i, all[i]);
     free(all);
 
     /* A communicator split: the even and the odd ranks each reduce. */
