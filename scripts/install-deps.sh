@@ -22,3 +22,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     openmpi-bin libopenmpi-dev \
     rsyslog python3-aiosmtpd libcurl4-openssl-dev \
     file
+# slurm (issue 20): dropin.slurm_srun_pmix runs a private one-node Slurm whose mpi/pmix_v4 plugin (slurmstepd) hosts our server.
+$SUDO apt-get install -y -qq --no-install-recommends slurmd slurmctld slurm-client munge slurm-wlm-basic-plugins

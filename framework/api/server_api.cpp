@@ -8,6 +8,8 @@
 #include <cstring>
 #include <mutex>
 
+#include <unistd.h>
+
 #include "mca/logging.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
@@ -27,6 +29,7 @@ namespace {
 std::mutex g_init_mutex;
 std::shared_ptr<pmixpp::gds_base::Datastore> g_store;
 std::shared_ptr<pmixpp::ptl_base::Transports> g_transports;
+pid_t g_server_pid = 0;  // the process that ran PMIx_server_init (see setup_fork)
 
 auto log() {
     return pmixpp::mca::framework_logger("server");
@@ -146,6 +149,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     engine.run_sync([&] { self = Server::instance().self(); });
     pmixpp::client::Client::instance().attach_server_view(g_store, self);
     pmixpp::runtime::add_init(Face::server);
+    g_server_pid = getpid();
     return PMIX_SUCCESS;
 }
 
@@ -244,7 +248,17 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_fork(const pmix_proc_t *proc, char *
     pmix_proc_t p = *proc;
     pmixpp::mca::Result<pmixpp::mca::Environment> vars =
         pmixpp::mca::Status(PMIX_ERR_INIT, "server not running");
-    ProgressEngine::instance().run_sync([&] { vars = Server::instance().fork_environment(p); });
+    auto compute = [&] { vars = Server::instance().fork_environment(p); };
+    if (getpid() == g_server_pid) {
+        ProgressEngine::instance().run_sync(compute);
+    } else {
+        // Called in a child the host forked (Slurm's slurmstepd calls it in
+        // each task between fork and exec): the progress thread did not
+        // survive the fork, so nothing would run a posted closure. The child
+        // is single-threaded and holds a copy of the server's state; read it
+        // here, in the caller's thread.
+        compute();
+    }
     if (!vars) {
         log()->error("PMIx_server_setup_fork: {}", vars.status().message());
         return vars.status().code();

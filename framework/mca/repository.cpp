@@ -127,12 +127,15 @@ std::string ComponentRepository::builtin_component_dir() {
     if (dladdr(reinterpret_cast<void *>(&ComponentRepository::builtin_component_dir), &info) == 0 ||
         info.dli_fname == nullptr)
         return {};
+    // The components are beside the library's real file. The loader's name
+    // may be a symbolic link elsewhere: Debian's /usr/lib/<triplet>/libpmix.so.2
+    // points into pmix2/lib/, where a host such as Slurm's mpi/pmix_v4 finds
+    // the library (docs/dropin.md); or an installed program's RUNPATH,
+    // $ORIGIN/../lib, names <prefix>/bin/../lib/libpmix.so.2.
     std::error_code ec;
-    fs::path lib = fs::absolute(info.dli_fname, ec);
+    fs::path lib = fs::canonical(info.dli_fname, ec);
+    if (ec) lib = fs::absolute(info.dli_fname, ec);
     if (ec) lib = info.dli_fname;
-    // An installed program finds libpmix through its RUNPATH, $ORIGIN/../lib:
-    // the loader's name is then <prefix>/bin/../lib/libpmix.so.2. $ORIGIN is
-    // the program's real directory, so dropping "bin/.." names the same place.
     return (lib.parent_path() / "pmix").lexically_normal().string();
 }
 

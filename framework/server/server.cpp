@@ -369,11 +369,13 @@ void Server::handle_handshake(Channel &ch, Frame &frame, ClientRecord *) {
             },
             [done, copied](pmix_status_t s) { done(s); });
     } else if (host_->client_connected != nullptr) {
-        call_host_op(
-            [this, proc, &client](pmix_op_cbfunc_t cb, void *cbdata) {
-                return host_->client_connected(&proc, client.server_object, cb, cbdata);
-            },
-            done);
+        // The superseded upcall is synchronous in PMIx 4.2: called without a
+        // callback, its return is the answer (PMIX_SUCCESS or
+        // PMIX_OPERATION_SUCCEEDED: accepted). Slurm's mpi/pmix_v4 returns
+        // PMIX_SUCCESS and never calls a callback it is given.
+        const pmix_status_t rc =
+            host_->client_connected(&proc, client.server_object, nullptr, nullptr);
+        done(rc == PMIX_OPERATION_SUCCEEDED ? PMIX_SUCCESS : rc);
     } else {
         done(PMIX_SUCCESS);
     }

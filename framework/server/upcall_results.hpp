@@ -1,9 +1,9 @@
 // Thread-shifting the completions of the upcalls that hand back data:
 // lookup (pmix_lookup_cbfunc_t) and query / job_control (pmix_info_cbfunc_t).
 // Same contract as upcalls.hpp: the host may call back on any thread, at any
-// time, or inline; what it hands us is deep-copied in the callback (and its
-// release_fn called), and the continuation runs exactly once on the progress
-// thread. Return codes of the upcall: PMIX_SUCCESS = wait for the callback,
+// time, or inline; what it hands us is deep-copied in the callback, and the
+// continuation runs exactly once on the progress thread, after calling the
+// host's release_fn there. Return codes of the upcall: PMIX_SUCCESS = wait for the callback,
 // PMIX_OPERATION_SUCCEEDED = done (no data), anything else = failed.
 //
 // Also: building the info arrays passed up (HostInfo).
@@ -124,12 +124,15 @@ inline void info_shift(pmix_status_t status, pmix_info_t *info, size_t ninfo, vo
                        pmix_release_cbfunc_t relfn, void *relcbdata) {
     auto *s = static_cast<InfoShift *>(cbdata);
     wire::InfoArray copy = wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo);
-    if (relfn != nullptr) relfn(relcbdata);
     auto shared = std::make_shared<wire::InfoArray>(std::move(copy));
-    runtime::ProgressEngine::instance().post([s, status, shared] {
-        s->done(status, std::move(*shared));
-        delete s;
-    });
+    // Released on the progress thread, not inside the host's callback (upcalls.hpp).
+    const bool posted =
+        runtime::ProgressEngine::instance().post([s, status, shared, relfn, relcbdata] {
+            if (relfn != nullptr) relfn(relcbdata);
+            s->done(status, std::move(*shared));
+            delete s;
+        });
+    if (!posted && relfn != nullptr) relfn(relcbdata);
 }
 }  // namespace detail
 

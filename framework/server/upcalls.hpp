@@ -3,7 +3,8 @@
 // The host may call a completion callback on any thread, at any time, or
 // inline before the upcall returns (DESIGN.md §5). Each helper gives the host
 // a C callback that copies what it was handed and posts the continuation to
-// the progress thread, and handles the upcall's return code:
+// the progress thread (which then calls the host's release function, if it
+// gave one), and handles the upcall's return code:
 //   PMIX_SUCCESS              -> the host will call back; wait for it
 //   PMIX_OPERATION_SUCCEEDED  -> done now, successfully; no callback comes
 //   anything else             -> done now with that error; no callback comes
@@ -86,11 +87,17 @@ inline void modex_shift(pmix_status_t status, const char *data, size_t ndata, vo
     auto *s = static_cast<ModexShift *>(cbdata);
     std::vector<std::uint8_t> copy;
     if (data != nullptr && ndata > 0) copy.assign(data, data + ndata);
-    if (relfn != nullptr) relfn(relcbdata);
-    runtime::ProgressEngine::instance().post([s, status, c = std::move(copy)]() mutable {
-        s->done(status, std::move(c));
-        delete s;
-    });
+    // The release function runs on the progress thread, never inside this
+    // callback: a host may call us holding a lock its release function takes
+    // (Slurm's fence_nb completion holds its collective's lock; its release
+    // function locks it again).
+    const bool posted = runtime::ProgressEngine::instance().post(
+        [s, status, c = std::move(copy), relfn, relcbdata]() mutable {
+            if (relfn != nullptr) relfn(relcbdata);
+            s->done(status, std::move(c));
+            delete s;
+        });
+    if (!posted && relfn != nullptr) relfn(relcbdata);
 }
 }  // namespace detail
 
