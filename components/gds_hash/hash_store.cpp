@@ -724,12 +724,25 @@ Status HashStore::fetch_all(const pmix_proc_t &proc, const KeyValueSink &each) c
 }
 
 Result<Blob> HashStore::assemble_modex(const pmix_proc_t &proc, pmix_scope_t audience) const {
+    return assemble_selected(proc, audience, false);
+}
+
+Result<Blob> HashStore::assemble_modex_pending(const pmix_proc_t &proc,
+                                               pmix_scope_t audience) const {
+    return assemble_selected(proc, audience, true);
+}
+
+// The committed (or, `pending`, the not yet committed) Put values of `proc`
+// that `audience` may see.
+Result<Blob> HashStore::assemble_selected(const pmix_proc_t &proc, pmix_scope_t audience,
+                                          bool pending) const {
     if (audience != PMIX_LOCAL && audience != PMIX_REMOTE) {
         return bad_param("assemble_modex: audience must be PMIX_LOCAL or PMIX_REMOTE, not " +
                          std::to_string(audience));
     }
-    auto selected = [audience](const Entry &e) {
-        return e.committed && !e.registered && (e.scope == audience || e.scope == PMIX_GLOBAL);
+    auto selected = [audience, pending](const Entry &e) {
+        return e.committed != pending && !e.registered &&
+               (e.scope == audience || e.scope == PMIX_GLOBAL);
     };
     const Table *table = find_table(proc);
     std::uint32_t count = 0;
