@@ -248,6 +248,16 @@ class RegistrationParser {
     Registration &out_;
 };
 
+// The job's map index, from its PMIX_NODE_MAP and PMIX_PROC_MAP (rebuilt at
+// every registration: either map may have changed).
+void index_maps(JobRecord &job) {
+    const pmix_value_t *nodes = lookup(&job.values, PMIX_NODE_MAP);
+    const pmix_value_t *procs = lookup(&job.values, PMIX_PROC_MAP);
+    job.maps.reset();
+    if (nodes == nullptr || procs == nullptr) return;
+    job.maps = mca::maps::MapIndex::build(as_string(*nodes), as_string(*procs));
+}
+
 void merge_table(Table &into, Table &&from) {
     for (auto &[key, entry] : from) into.insert_or_assign(key, std::move(entry));
 }
@@ -399,6 +409,7 @@ void HashStore::merge(std::string_view nspace, Registration &&reg) {
     }
     for (auto &[rank, table] : reg.job.procs) merge_table(job.procs[rank], std::move(table));
     for (auto &[id, table] : reg.sessions) merge_table(sessions_[id], std::move(table));
+    index_maps(job);
 }
 
 Status HashStore::register_job(std::string_view nspace, std::span<const pmix_info_t> info) {
@@ -531,6 +542,11 @@ const NodeRecord *HashStore::node_of(const JobRecord &job, pmix_rank_t rank,
                 return find(id ? as_u32(*id) : std::nullopt, host ? as_string(*host) : "");
             }
         }
+        // Where the maps put it.
+        if (job.maps) {
+            if (const auto place = job.maps->place(rank))
+                return find(std::nullopt, job.maps->node_name(place->node));
+        }
     }
     // The local node.
     if (job.nodes.size() == 1) return &job.nodes.front();
@@ -541,13 +557,98 @@ const NodeRecord *HashStore::node_of(const JobRecord &job, pmix_rank_t rank,
     return nullptr;
 }
 
+std::optional<std::uint32_t> HashStore::map_node(const JobRecord &job, pmix_rank_t rank,
+                                                 const Qualifiers &q) const {
+    if (!job.maps) return std::nullopt;
+    if (!q.hostname.empty()) return job.maps->node_named(q.hostname);
+    if (q.nodeid) {
+        for (const auto &node : job.nodes) {
+            if (node.nodeid && *node.nodeid == *q.nodeid && !node.hostname.empty())
+                return job.maps->node_named(node.hostname);
+        }
+        if (*q.nodeid < job.maps->num_nodes()) return *q.nodeid;
+        return std::nullopt;
+    }
+    if (is_job_rank(rank)) return job.maps->node_named(local_hostname_);
+    const auto place = job.maps->place(rank);
+    if (!place) return std::nullopt;
+    return place->node;
+}
+
+std::uint32_t HashStore::map_nodeid(const JobRecord &job, std::uint32_t node) const {
+    const std::string &name = job.maps->node_name(node);
+    for (const auto &record : job.nodes) {
+        if (record.nodeid && record.hostname == name) return *record.nodeid;
+    }
+    return node;
+}
+
+const pmix_value_t *HashStore::rank_from_maps(const JobRecord &job, pmix_rank_t rank,
+                                              std::string_view key, Derived &out) const {
+    if (!job.maps || is_job_rank(rank)) return nullptr;
+    const bool wanted = key == PMIX_HOSTNAME || key == PMIX_NODEID || key == PMIX_LOCAL_RANK ||
+                        key == PMIX_NODE_RANK;
+    if (!wanted) return nullptr;
+    const auto place = job.maps->place(rank);
+    if (!place) return nullptr;
+    if (key == PMIX_LOCAL_RANK || key == PMIX_NODE_RANK) {
+        // Both are 16-bit in the standard; one job per node as the maps say.
+        if (place->local_rank > UINT16_MAX) return nullptr;
+        out.value.type = PMIX_UINT16;
+        out.value.data.uint16 = static_cast<std::uint16_t>(place->local_rank);
+        return &out.value;
+    }
+    return node_from_maps(job, place->node, key, out);
+}
+
+const pmix_value_t *HashStore::node_from_maps(const JobRecord &job,
+                                              std::optional<std::uint32_t> node,
+                                              std::string_view key, Derived &out) const {
+    if (!job.maps || !node) return nullptr;
+    if (key == PMIX_HOSTNAME) {
+        // Borrowed from the index: the sink copies it under the reader lock.
+        out.value.type = PMIX_STRING;
+        out.value.data.string = const_cast<char *>(job.maps->node_name(*node).c_str());
+    } else if (key == PMIX_NODEID) {
+        out.value.type = PMIX_UINT32;
+        out.value.data.uint32 = map_nodeid(job, *node);
+    } else if (key == PMIX_LOCAL_SIZE) {
+        out.value.type = PMIX_UINT32;
+        out.value.data.uint32 = job.maps->count_on(*node);
+    } else if (key == PMIX_LOCALLDR) {
+        const auto runs = job.maps->ranks_on(*node);
+        if (runs.empty()) return nullptr;
+        out.value.type = PMIX_PROC_RANK;
+        out.value.data.rank = std::min_element(runs.begin(), runs.end(), [](auto &a, auto &b) {
+                                  return a.first < b.first;
+                              })->first;
+    } else if (key == PMIX_LOCAL_PEERS) {
+        for (const auto &run : job.maps->ranks_on(*node)) {
+            for (std::uint64_t r = run.first; r <= run.last; ++r) {
+                if (!out.text.empty()) out.text += ',';
+                out.text += std::to_string(r);
+            }
+        }
+        out.value.type = PMIX_STRING;
+        out.value.data.string = out.text.data();
+    } else {
+        return nullptr;
+    }
+    return &out.value;
+}
+
 const pmix_value_t *HashStore::resolve(const pmix_proc_t &proc, std::string_view key,
-                                       const Qualifiers &q) const {
+                                       const Qualifiers &q, Derived &derived) const {
     const JobRecord *job = find_job(nspace_of(proc));
     if (q.session_id || q.session) return lookup(session_of(job, q), key);
     if (job == nullptr) return nullptr;
     if (q.names_node() || q.node) {
-        if (const NodeRecord *node = node_of(*job, proc.rank, q)) return lookup(&node->values, key);
+        if (const NodeRecord *node = node_of(*job, proc.rank, q)) {
+            if (const pmix_value_t *v = lookup(&node->values, key)) return v;
+        }
+        if (const pmix_value_t *v =
+                node_from_maps(*job, map_node(*job, proc.rank, q), key, derived))
+            return v;
         // A job on one node may register node keys at the top level.
         return q.names_node() || !job->nodes.empty() ? nullptr : lookup(&job->values, key);
     }
@@ -560,7 +661,11 @@ const pmix_value_t *HashStore::resolve(const pmix_proc_t &proc, std::string_view
     if (!is_job_rank(proc.rank)) {
         const auto it = job->procs.find(proc.rank);
         const pmix_value_t *v = it == job->procs.end() ? nullptr : lookup(&it->second, key);
-        if (v != nullptr || q.proc || !is_reserved(key)) return v;
+        if (v != nullptr || !is_reserved(key)) return v;
+        // Where the rank runs, from the maps, before any job-level value
+        // (which describes this node, not the rank's).
+        if (const pmix_value_t *m = rank_from_maps(*job, proc.rank, key, derived)) return m;
+        if (q.proc) return nullptr;
     }
     // The hot path: a job-level key asked with rank WILDCARD, no qualifiers.
     if (const pmix_value_t *v = lookup(&job->values, key)) return v;
@@ -569,12 +674,19 @@ const pmix_value_t *HashStore::resolve(const pmix_proc_t &proc, std::string_view
     if (const NodeRecord *node = node_of(*job, proc.rank, q)) {
         if (const pmix_value_t *v = lookup(&node->values, key)) return v;
     }
-    return lookup(session_of(job, q), key);
+    if (const pmix_value_t *v = lookup(session_of(job, q), key)) return v;
+    if (key == PMIX_NUM_NODES && job->maps) {
+        derived.value.type = PMIX_UINT32;
+        derived.value.data.uint32 = static_cast<std::uint32_t>(job->maps->num_nodes());
+        return &derived.value;
+    }
+    return node_from_maps(*job, map_node(*job, proc.rank, q), key, derived);
 }
 
 Status HashStore::fetch(const pmix_proc_t &proc, std::string_view key,
                         std::span<const pmix_info_t> qualifiers, const ValueSink &found) const {
-    const pmix_value_t *value = resolve(proc, key, Qualifiers(qualifiers));
+    Derived derived;
+    const pmix_value_t *value = resolve(proc, key, Qualifiers(qualifiers), derived);
     if (value == nullptr) return Status(PMIX_ERR_NOT_FOUND, {});
     found(*value);
     return Status::success();
@@ -612,12 +724,25 @@ Status HashStore::fetch_all(const pmix_proc_t &proc, const KeyValueSink &each) c
 }
 
 Result<Blob> HashStore::assemble_modex(const pmix_proc_t &proc, pmix_scope_t audience) const {
+    return assemble_selected(proc, audience, false);
+}
+
+Result<Blob> HashStore::assemble_modex_pending(const pmix_proc_t &proc,
+                                               pmix_scope_t audience) const {
+    return assemble_selected(proc, audience, true);
+}
+
+// The committed (or, `pending`, the not yet committed) Put values of `proc`
+// that `audience` may see.
+Result<Blob> HashStore::assemble_selected(const pmix_proc_t &proc, pmix_scope_t audience,
+                                          bool pending) const {
     if (audience != PMIX_LOCAL && audience != PMIX_REMOTE) {
         return bad_param("assemble_modex: audience must be PMIX_LOCAL or PMIX_REMOTE, not " +
                          std::to_string(audience));
     }
-    auto selected = [audience](const Entry &e) {
-        return e.committed && !e.registered && (e.scope == audience || e.scope == PMIX_GLOBAL);
+    auto selected = [audience, pending](const Entry &e) {
+        return e.committed != pending && !e.registered &&
+               (e.scope == audience || e.scope == PMIX_GLOBAL);
     };
     const Table *table = find_table(proc);
     std::uint32_t count = 0;

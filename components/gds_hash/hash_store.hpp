@@ -9,6 +9,7 @@
 #include "value_table.hpp"
 
 #include "pmixpp/mca/gds.hpp"
+#include "pmixpp/mca/node_maps.hpp"
 
 #include <cstdint>
 #include <map>
@@ -34,6 +35,10 @@ struct JobRecord {
     std::map<std::uint32_t, Table> apps;           // by PMIX_APPNUM
     std::vector<NodeRecord> nodes;                 // few; searched linearly
     std::unordered_map<pmix_rank_t, Table> procs;  // by rank
+    // Built from the job-level PMIX_NODE_MAP and PMIX_PROC_MAP when both are
+    // held and readable: answers the node keys of ranks that have no
+    // registered values of their own (hosts of large jobs register none).
+    std::optional<mca::maps::MapIndex> maps;
 };
 
 // What one registration (register_job or store_job) adds, parsed completely
@@ -64,6 +69,8 @@ class HashStore final : public mca::gds::Module {
     mca::Result<mca::gds::Blob> assemble_modex(const pmix_proc_t &proc,
                                                pmix_scope_t audience) const override;
     mca::Result<mca::gds::Blob> assemble_job(std::string_view nspace) const override;
+    mca::Result<mca::gds::Blob> assemble_modex_pending(const pmix_proc_t &proc,
+                                                       pmix_scope_t audience) const override;
 
   private:
     struct Qualifiers;
@@ -74,12 +81,32 @@ class HashStore final : public mca::gds::Module {
     const Table *find_table(const pmix_proc_t &proc) const;
     void merge(std::string_view nspace, Registration &&reg);
 
-    const pmix_value_t *resolve(const pmix_proc_t &proc, std::string_view key,
-                                const Qualifiers &q) const;
+    // A value answered from the maps lives here for the sink call.
+    struct Derived {
+        pmix_value_t value{};
+        std::string text;
+    };
+    mca::Result<mca::gds::Blob> assemble_selected(const pmix_proc_t &proc, pmix_scope_t audience,
+                                                  bool pending) const;
+    const pmix_value_t *resolve(const pmix_proc_t &proc, std::string_view key, const Qualifiers &q,
+                                Derived &derived) const;
     const Table *session_of(const JobRecord *job, const Qualifiers &q) const;
     const Table *app_of(const JobRecord &job, pmix_rank_t rank,
                         std::optional<std::uint32_t> appnum) const;
     const NodeRecord *node_of(const JobRecord &job, pmix_rank_t rank, const Qualifiers &q) const;
+    // The map index's node of `rank`, or of the node the qualifiers name.
+    std::optional<std::uint32_t> map_node(const JobRecord &job, pmix_rank_t rank,
+                                          const Qualifiers &q) const;
+    // PMIX_NODEID of the map's node `node`: the registered node's id, else its index.
+    std::uint32_t map_nodeid(const JobRecord &job, std::uint32_t node) const;
+    // Keys of a rank the maps answer (PMIX_HOSTNAME, PMIX_NODEID,
+    // PMIX_LOCAL_RANK, PMIX_NODE_RANK), and of a node (PMIX_LOCAL_SIZE,
+    // PMIX_LOCALLDR, PMIX_LOCAL_PEERS, PMIX_HOSTNAME, PMIX_NODEID); nullptr when
+    // the maps do not say.
+    const pmix_value_t *rank_from_maps(const JobRecord &job, pmix_rank_t rank, std::string_view key,
+                                       Derived &out) const;
+    const pmix_value_t *node_from_maps(const JobRecord &job, std::optional<std::uint32_t> node,
+                                       std::string_view key, Derived &out) const;
 
     std::string local_hostname_;
     std::unordered_map<std::string, JobRecord, KeyHash, std::equal_to<>> jobs_;

@@ -490,12 +490,26 @@ pmix_status_t Client::commit() {
         hosted = self_hosted_;
     }
     if (!store) return PMIX_ERR_INIT;
-    auto st = store->write([&](mca::gds::Module &m) { return m.commit(me); });
+    // What this commit adds (interface 1.1), taken with the commit under one
+    // writer lock so that a concurrent Put is in this commit or the next;
+    // the server and every peer merge it into what they hold, so a job that
+    // commits a new key per round sends one key per round, not its history.
+    mca::Result<mca::gds::Blob> local = mca::gds::Blob{}, remote = mca::gds::Blob{};
+    const bool pending = store->has_pending_blobs() && !hosted;
+    auto st = store->write([&](mca::gds::Module &m) {
+        if (pending) {
+            local = m.assemble_modex_pending(me, PMIX_LOCAL);
+            remote = m.assemble_modex_pending(me, PMIX_REMOTE);
+        }
+        return m.commit(me);
+    });
     if (!st.ok() || hosted) return st.code();
-    auto local =
-        store->read([&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_LOCAL); });
-    auto remote =
-        store->read([&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_REMOTE); });
+    if (!pending) {
+        local = store->read(
+            [&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_LOCAL); });
+        remote = store->read(
+            [&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_REMOTE); });
+    }
     if (!local || !remote) return !local ? local.status().code() : remote.status().code();
     // Counted before the frame leaves: a peer's Get after a shared-memory
     // fence waits at the server for this commit (wire/shm_fence.hpp).

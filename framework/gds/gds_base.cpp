@@ -17,6 +17,7 @@ mca::Result<std::shared_ptr<Datastore>> Datastore::acquire() {
     if (!selected) return mca::to_status(selected.error());
     auto store = std::make_shared<Datastore>();
     store->component_ = selected.value().component;
+    store->interface_minor_ = selected.value().interface_minor;
     store->module_ = selected.value().module;
     store->handle_ = std::move(selected.value().handle);
     current = store;

@@ -27,6 +27,9 @@ class Datastore {
 
     // "hash" for component gds_hash: what PMIX_GDS_MODULE names.
     const std::string &component() const noexcept { return component_; }
+    // Whether the module has assemble_modex_pending (interface 1.1): a commit
+    // then sends only what changed since the last one.
+    bool has_pending_blobs() const noexcept { return interface_minor_ >= 1; }
 
     template <class F>
     auto read(F &&f) const {
@@ -48,6 +51,7 @@ class Datastore {
     mca::ModuleHandle handle_;
     mca::gds::Module *module_ = nullptr;
     std::string component_;
+    unsigned interface_minor_ = 0;
     // Writer-preferring: fast-path readers never starve the progress thread.
     mutable runtime::WriterPreferringRwLock mutex_;
     std::uint64_t generation_ = 0;  // writes so far (exclusive lock)

@@ -25,6 +25,7 @@ struct SelectedModule {
     std::string component;              // "usock" (the framework's prefix left off)
     int priority = 0;                   // as the component's query answered
     bool explicitly_requested = false;  // named in an include list PMIX_MCA_<fw>=a,b
+    unsigned interface_minor = 0;       // the framework interface minor it was built against
 };
 
 // A framework error as a PMIx status for the C API: PMIX_ERR_NOT_AVAILABLE
@@ -64,6 +65,8 @@ SelectedModule<M> hold(ModuleHandle handle, const SelectedComponent &candidate) 
     out.component = candidate.record.component;
     out.priority = candidate.priority;
     out.explicitly_requested = candidate.explicitly_requested;
+    if (candidate.record.descriptor != nullptr)
+        out.interface_minor = candidate.record.descriptor->interface_minor;
     return out;
 }
 

@@ -73,8 +73,17 @@ struct ClientRecord {
     bool committed = false;
     // Commit frames handled (compared with the job's fence segment: wire/shm_fence.hpp).
     std::uint64_t commits_received = 0;
-    std::vector<std::uint8_t> local_blob;   // gds assemble_modex(LOCAL) of its last commit
+    std::vector<std::uint8_t> local_blob;   // its committed LOCAL data (commit blobs, concatenated)
     std::vector<std::uint8_t> remote_blob;  // ... (REMOTE)
+    // What changed, for collecting fences (Modex::record_commit, README "Fence"):
+    std::uint64_t commit_seq = 0;  // commits recorded, never reset
+    // The LOCAL blobs of the latest commits (seq, blob), contiguous up to
+    // commit_seq, kept while they add up to less than local_blob.
+    std::vector<std::pair<std::uint64_t, std::vector<std::uint8_t>>> local_deltas;
+    std::size_t local_deltas_bytes = 0;
+    std::size_t compacted_bytes = 0;  // local_blob + remote_blob when last rebuilt
+    // As a fence receiver: the commit_seq of each local peer whose data it holds.
+    std::map<ProcKey, std::uint64_t> seen;
 
     // Connected or on its way: not departed.
     bool running() const { return state == State::connected || state == State::connecting; }

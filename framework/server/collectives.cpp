@@ -320,18 +320,11 @@ void Collectives::complete_fence(std::uint64_t id, pmix_status_t status,
         return;
     }
 
-    std::vector<std::uint8_t> stream;
+    std::vector<std::uint8_t> stream;  // the host's records
     if (status == PMIX_SUCCESS) {
         // Remote data fetched before this fence may have changed since (a Put and
         // Commit before it): later Gets of those procs must ask the host again.
         for (const auto &p : t.procs) remote_.forget_remote(key_of(p));
-        if (t.collect) {
-            for (const auto &k : t.expected_local) {
-                ClientRecord *c = find_client(k);
-                if (c != nullptr && c->committed)
-                    wire::append_record(stream, c->proc, c->local_blob);
-            }
-        }
         std::vector<wire::ModexRecord> records;
         if (!wire::parse_records(host_stream, records)) {
             log()->error("server: the host's fence data for {} is not a modex record stream",
@@ -348,9 +341,33 @@ void Collectives::complete_fence(std::uint64_t id, pmix_status_t status,
             remote_.keep_remote(k, std::move(rec.blob));
         }
     }
-    if (status != PMIX_SUCCESS) stream.clear();
-    auto body = BodyWriter().i32(status).bytes(stream).take();
-    for (const auto &[k, reply] : t.contributed) send_reply(reply, body);
+    if (status != PMIX_SUCCESS || !t.collect) {
+        if (status != PMIX_SUCCESS) stream.clear();
+        auto body = BodyWriter().i32(status).bytes(stream).take();
+        for (const auto &[k, reply] : t.contributed) send_reply(reply, body);
+        return;
+    }
+    // Each receiver gets the local participants' data it does not hold yet
+    // (what they committed since it last received theirs: README "Fence"),
+    // then the host's records: what a job committed long ago is not sent
+    // again at every fence.
+    for (const auto &[k, reply] : t.contributed) {
+        ClientRecord *receiver = find_client(k);
+        std::vector<std::uint8_t> data;
+        for (const auto &p : t.expected_local) {
+            ClientRecord *c = find_client(p);
+            if (p == k || c == nullptr || !c->committed) continue;
+            if (receiver == nullptr) {
+                wire::append_record(data, c->proc, c->local_blob);
+                continue;
+            }
+            std::uint64_t &seen = receiver->seen[p];
+            Modex::append_changes(data, *c, seen);
+            seen = c->commit_seq;
+        }
+        data.insert(data.end(), stream.begin(), stream.end());
+        send_reply(reply, BodyWriter().i32(status).bytes(data).take());
+    }
 }
 
 void Collectives::fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed) {

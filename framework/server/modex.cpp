@@ -61,6 +61,8 @@ std::size_t Modex::waiting_on(const ProcKey &client) const {
 }
 
 void Modex::client_departed(const ProcKey &client, Departure) {
+    // A process that connects again with this rank starts with an empty store.
+    if (ClientRecord *c = clients_.find_client(client)) c->seen.clear();
     // Get / dmodex requests waiting for its commit: answered now (NOT_FOUND
     // unless it committed before).
     run_waiters(client);
@@ -102,8 +104,13 @@ void Modex::handle_commit(Channel &ch, Frame &frame, ClientRecord *client) {
         return;
     }
     pmix_proc_t proc = client->proc;
-    auto st =
-        store_->write([&](mca::gds::Module &m) { return m.store_modex(proc, as_bytes(local)); });
+    // Both parts: the REMOTE values are needed to rebuild remote_blob
+    // (record_commit); GLOBAL ones are in both, the same value twice.
+    auto st = store_->write([&](mca::gds::Module &m) {
+        auto stored = m.store_modex(proc, as_bytes(local));
+        if (!stored.ok() || remote.empty()) return stored;
+        return m.store_modex(proc, as_bytes(remote));
+    });
     if (!st.ok()) {
         log()->warn("server: client {} committed a blob the datastore refuses: {}",
                     describe(key_of(proc)), st.message());
@@ -115,11 +122,72 @@ void Modex::handle_commit(Channel &ch, Frame &frame, ClientRecord *client) {
 
 void Modex::record_commit(ClientRecord &c, std::vector<std::uint8_t> local,
                           std::vector<std::uint8_t> remote) {
-    c.local_blob = std::move(local);
-    c.remote_blob = std::move(remote);
+    // A commit's blobs hold what changed since the client's previous commit
+    // (gds assemble_modex_pending; a whole history from an older client is
+    // fine too): they are appended, and a receiver merges them in order.
+    ++c.commit_seq;
+    if (!c.committed) {
+        // The first commit of this connection life starts afresh.
+        c.local_blob = local;
+        c.remote_blob = std::move(remote);
+        c.local_deltas.clear();
+        c.local_deltas_bytes = 0;
+        c.compacted_bytes = c.local_blob.size() + c.remote_blob.size();
+    } else {
+        c.local_blob.insert(c.local_blob.end(), local.begin(), local.end());
+        c.remote_blob.insert(c.remote_blob.end(), remote.begin(), remote.end());
+        c.local_deltas_bytes += local.size();
+        c.local_deltas.emplace_back(c.commit_seq, std::move(local));
+        compact(c);
+    }
     c.committed = true;
     ++c.commits_received;
     run_waiters(key_of(c.proc));
+}
+
+void Modex::compact(ClientRecord &c) {
+    // Values Put again pile up in the concatenated blobs: once they have
+    // doubled, rebuild them from the datastore (amortised: O(1) per byte).
+    if (store_ && c.local_blob.size() + c.remote_blob.size() > 2 * c.compacted_bytes + 4096) {
+        const pmix_proc_t proc = c.proc;
+        auto local = store_->read(
+            [&](const mca::gds::Module &m) { return m.assemble_modex(proc, PMIX_LOCAL); });
+        auto remote = store_->read(
+            [&](const mca::gds::Module &m) { return m.assemble_modex(proc, PMIX_REMOTE); });
+        if (local && remote) {
+            c.local_blob.assign(reinterpret_cast<const std::uint8_t *>(local.value().data()),
+                                reinterpret_cast<const std::uint8_t *>(local.value().data()) +
+                                    local.value().size());
+            c.remote_blob.assign(reinterpret_cast<const std::uint8_t *>(remote.value().data()),
+                                 reinterpret_cast<const std::uint8_t *>(remote.value().data()) +
+                                     remote.value().size());
+            c.compacted_bytes = c.local_blob.size() + c.remote_blob.size();
+        }
+    }
+    // Deltas adding up to more than the whole are never worth sending.
+    while (!c.local_deltas.empty() && c.local_deltas_bytes > c.local_blob.size()) {
+        c.local_deltas_bytes -= c.local_deltas.front().second.size();
+        c.local_deltas.erase(c.local_deltas.begin());
+    }
+}
+
+void Modex::append_changes(std::vector<std::uint8_t> &stream, const ClientRecord &c,
+                           std::uint64_t seen) {
+    if (seen >= c.commit_seq) return;  // the receiver holds it all
+    if (!c.local_deltas.empty() && c.local_deltas.front().first <= seen + 1) {
+        std::size_t bytes = 0;
+        for (const auto &[seq, blob] : c.local_deltas)
+            if (seq > seen) bytes += blob.size();
+        if (bytes < c.local_blob.size()) {
+            std::vector<std::uint8_t> changes;
+            changes.reserve(bytes);
+            for (const auto &[seq, blob] : c.local_deltas)
+                if (seq > seen) changes.insert(changes.end(), blob.begin(), blob.end());
+            wire::append_record(stream, c.proc, changes);
+            return;
+        }
+    }
+    wire::append_record(stream, c.proc, c.local_blob);
 }
 
 void Modex::run_waiters(const ProcKey &client) {

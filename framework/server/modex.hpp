@@ -45,6 +45,12 @@ class Modex final : public DepartureListener, public RemoteBlobs {
     // waiters run.
     void record_commit(ClientRecord &c, std::vector<std::uint8_t> local,
                        std::vector<std::uint8_t> remote);
+    // Appends to `stream` the record of local client `c`'s data that a
+    // receiver holding its commits up to `seen` lacks: the later commits'
+    // blobs while they are smaller than the whole, else the whole; nothing
+    // when it holds them all.
+    static void append_changes(std::vector<std::uint8_t> &stream, const ClientRecord &c,
+                               std::uint64_t seen);
     // Answers `reply` with the LOCAL blob of local client `target`; when it
     // has not committed and `wait`, at its next commit or departure
     // (PMIX_ERR_TIMEOUT after `timeout_s` > 0).
@@ -74,6 +80,9 @@ class Modex final : public DepartureListener, public RemoteBlobs {
     // Whether a commit of `c` counted in its job's segment has not arrived yet.
     bool commit_in_flight(const ClientRecord &c);
     void run_waiters(const ProcKey &client);
+    // Rebuilds c's blobs from the datastore once re-Put values have doubled
+    // them; drops deltas that add up to more than the whole.
+    void compact(ClientRecord &c);
 
     ClientTable &clients_;
     const HostUpcalls &host_;

@@ -581,8 +581,84 @@ pmix_status_t unpack(Decoder &dec, pmix_data_type_t t, void *elems, std::size_t 
     return PMIX_SUCCESS;
 }
 
+namespace {
+
+// Types whose pmix_value_t holds no pointer it owns: a bitwise copy is a deep one.
+bool flat_value_type(pmix_data_type_t t) noexcept {
+    switch (t) {
+        case PMIX_UNDEF:
+        case PMIX_BOOL:
+        case PMIX_BYTE:
+        case PMIX_SIZE:
+        case PMIX_PID:
+        case PMIX_INT:
+        case PMIX_INT8:
+        case PMIX_INT16:
+        case PMIX_INT32:
+        case PMIX_INT64:
+        case PMIX_UINT:
+        case PMIX_UINT8:
+        case PMIX_UINT16:
+        case PMIX_UINT32:
+        case PMIX_UINT64:
+        case PMIX_FLOAT:
+        case PMIX_DOUBLE:
+        case PMIX_TIMEVAL:
+        case PMIX_TIME:
+        case PMIX_STATUS:
+        case PMIX_PROC_RANK:
+        case PMIX_PERSIST:
+        case PMIX_SCOPE:
+        case PMIX_DATA_RANGE:
+        case PMIX_PROC_STATE:
+        case PMIX_INFO_DIRECTIVES:
+        case PMIX_DATA_TYPE:
+        case PMIX_ALLOC_DIRECTIVE:
+        case PMIX_POINTER:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// The values PMIx_Get returns most (scalars, strings, byte objects) copied
+// directly; false: leave it to the general path. `dst` is zeroed.
+bool copy_value_directly(pmix_value_t &dst, const pmix_value_t &src) {
+    if (flat_value_type(src.type)) {
+        dst = src;
+        return true;
+    }
+    if (src.type == PMIX_STRING) {
+        dst.type = PMIX_STRING;
+        if (src.data.string == nullptr) return true;
+        dst.data.string = ::strdup(src.data.string);
+        return dst.data.string != nullptr;
+    }
+    if (src.type == PMIX_BYTE_OBJECT) {
+        dst.type = PMIX_BYTE_OBJECT;
+        const pmix_byte_object_t &bo = src.data.bo;
+        if (bo.bytes == nullptr || bo.size == 0) return true;
+        dst.data.bo.bytes = static_cast<char *>(std::malloc(bo.size));
+        if (dst.data.bo.bytes == nullptr) return false;
+        std::memcpy(dst.data.bo.bytes, bo.bytes, bo.size);
+        dst.data.bo.size = bo.size;
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 pmix_status_t copy(pmix_data_type_t t, void *dst, const void *src, std::size_t n) {
-    // One mechanism: a deep copy is an encode followed by a decode.
+    if (t == PMIX_VALUE && n == 1) {
+        auto &out = *static_cast<pmix_value_t *>(dst);
+        const auto &in = *static_cast<const pmix_value_t *>(src);
+        out = pmix_value_t{};
+        const bool direct =
+            flat_value_type(in.type) || in.type == PMIX_STRING || in.type == PMIX_BYTE_OBJECT;
+        if (direct) return copy_value_directly(out, in) ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    }
+    // One mechanism for the rest: a deep copy is an encode followed by a decode.
     Encoder enc;
     pmix_status_t rc = encode(enc, t, src, n);
     if (rc != PMIX_SUCCESS) return rc;

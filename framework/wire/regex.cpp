@@ -1,10 +1,16 @@
 #include "wire/regex.hpp"
 
+#include "pmixpp/mca/node_maps.hpp"
+
 #include <charconv>
+#include <cstdint>
 
 namespace pmixpp::wire {
 
 namespace {
+
+// decode_proc_map expands every rank: a bound on what a map may make it allocate.
+constexpr std::uint64_t kMaxExpandedRanks = 10'000'000;
 
 std::vector<std::string_view> split(std::string_view s, char sep) {
     std::vector<std::string_view> out;
@@ -126,52 +132,24 @@ std::string encode_proc_map(const std::vector<std::vector<unsigned>> &ranks_per_
 }
 
 std::optional<std::vector<std::string>> decode_node_map(std::string_view map) {
-    if (map.substr(0, kMapPrefix.size()) != kMapPrefix) return std::nullopt;
-    map.remove_prefix(kMapPrefix.size());
-    std::vector<std::string> out;
-    if (map.empty()) return out;
-    std::size_t i = 0;
-    while (i <= map.size()) {
-        auto bracket = map.find('[', i);
-        auto comma = map.find(',', i);
-        if (bracket != std::string_view::npos &&
-            (comma == std::string_view::npos || bracket < comma)) {
-            auto close = map.find(']', bracket);
-            if (close == std::string_view::npos) return std::nullopt;
-            std::string_view prefix = map.substr(i, bracket - i);
-            std::string_view inner = map.substr(bracket + 1, close - bracket - 1);
-            auto colon = inner.find(':');
-            if (colon == std::string_view::npos) return std::nullopt;
-            auto width = number(inner.substr(0, colon));
-            auto values = ranges(inner.substr(colon + 1));
-            if (!width || !values || *width > 9) return std::nullopt;
-            for (unsigned v : *values) {
-                std::string digits = std::to_string(v);
-                if (digits.size() < *width) digits.insert(0, *width - digits.size(), '0');
-                out.push_back(std::string(prefix) + digits);
-            }
-            i = close + 1;
-            if (i == map.size()) break;
-            if (map[i] != ',') return std::nullopt;
-            ++i;
-        } else {
-            auto end = comma == std::string_view::npos ? map.size() : comma;
-            out.emplace_back(map.substr(i, end - i));
-            if (comma == std::string_view::npos) break;
-            i = comma + 1;
-        }
-    }
-    return out;
+    if (!map.starts_with(kMapPrefix)) return std::nullopt;
+    return mca::maps::parse_node_names(map.substr(kMapPrefix.size()));
 }
 
 std::optional<std::vector<std::vector<unsigned>>> decode_proc_map(std::string_view map) {
-    if (map.substr(0, kMapPrefix.size()) != kMapPrefix) return std::nullopt;
-    map.remove_prefix(kMapPrefix.size());
+    if (!map.starts_with(kMapPrefix)) return std::nullopt;
+    auto runs = mca::maps::parse_proc_runs(map.substr(kMapPrefix.size()));
+    if (!runs) return std::nullopt;
     std::vector<std::vector<unsigned>> out;
-    for (auto node : split(map, ';')) {
-        auto v = ranges(node);
-        if (!v) return std::nullopt;
-        out.push_back(std::move(*v));
+    std::uint64_t total = 0;
+    for (const auto &node : *runs) {
+        auto &ranks = out.emplace_back();
+        for (const auto &run : node) {
+            total += run.last - run.first + 1;
+            if (total > kMaxExpandedRanks) return std::nullopt;
+            for (std::uint64_t v = run.first; v <= run.last; ++v)
+                ranks.push_back(static_cast<unsigned>(v));
+        }
     }
     return out;
 }

@@ -21,7 +21,7 @@ inline constexpr const char *kFrameworkName = "gds";
 // Interface version a component of this framework is built against. The major
 // must match the core's exactly; a component minor newer than the core's is refused.
 inline constexpr unsigned kInterfaceMajor = 1;
-inline constexpr unsigned kInterfaceMinor = 0;
+inline constexpr unsigned kInterfaceMinor = 1;  // 1.1: assemble_modex_pending
 
 // Receives one value found by fetch(). Borrowed: valid only during the call;
 // the receiver deep-copies it (PMIx_Get returns a copy the caller frees).
@@ -119,6 +119,16 @@ class PMIXPP_SDK_EXPORT Module {
     // app, node and proc info registered for the job. Errors:
     // PMIX_ERR_NOT_FOUND (job not registered).
     virtual Result<Blob> assemble_job(std::string_view nspace) const = 0;
+
+    // --- interface 1.1 (the core calls these only on a module built against 1.1 or later) ---
+
+    // Like assemble_modex(), but only the values stored for `proc` since its
+    // last commit(): what the next commit adds. The core calls it just before
+    // commit() under the same writer lock, and sends the result instead of the
+    // whole history (a blob stored with store_modex() merges into what the
+    // receiver holds). Nothing stored since: a valid, empty blob.
+    virtual Result<Blob> assemble_modex_pending(const pmix_proc_t &proc,
+                                                pmix_scope_t audience) const = 0;
 };
 
 }  // namespace pmixpp::mca::gds

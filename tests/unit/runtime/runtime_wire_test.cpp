@@ -11,6 +11,7 @@
 #include "runtime/progress.hpp"
 #include "runtime/rwlock.hpp"
 #include "wire/regex.hpp"
+#include "pmixpp/mca/node_maps.hpp"
 #include "wire/frame.hpp"
 #include "wire/message.hpp"
 
@@ -232,6 +233,46 @@ TEST(NodeAndProcMaps, ParsesTheGenerateInputs) {
               (std::vector<std::vector<unsigned>>{{0, 1, 2}, {5, 7}}));
     EXPECT_FALSE(wire::parse_rank_lists("0-2;x"));
     EXPECT_FALSE(wire::parse_rank_lists("3-1"));
+}
+
+// The index the datastore answers node keys from (include/pmixpp/mca/node_maps.hpp).
+TEST(NodeAndProcMaps, IndexPlacesEveryRankWithoutExpandingTheMaps) {
+    using pmixpp::mca::maps::MapIndex;
+    auto index = MapIndex::build("pmixpp:1:n[2:1-2],login", "pmixpp:1:4-5,0;1-3;9");
+    ASSERT_TRUE(index);
+    EXPECT_EQ(index->num_nodes(), 3u);
+    auto at = [&](pmix_rank_t r) {
+        auto p = index->place(r);
+        return p ? std::pair<unsigned, unsigned>{p->node, p->local_rank}
+                 : std::pair<unsigned, unsigned>{99, 99};
+    };
+    EXPECT_EQ(at(4), (std::pair<unsigned, unsigned>{0, 0}));  // the proc map's order
+    EXPECT_EQ(at(5), (std::pair<unsigned, unsigned>{0, 1}));
+    EXPECT_EQ(at(0), (std::pair<unsigned, unsigned>{0, 2}));
+    EXPECT_EQ(at(3), (std::pair<unsigned, unsigned>{1, 2}));
+    EXPECT_EQ(at(9), (std::pair<unsigned, unsigned>{2, 0}));
+    EXPECT_EQ(at(6), (std::pair<unsigned, unsigned>{99, 99}));  // on no node
+    EXPECT_EQ(index->node_named("login"), 2u);
+    EXPECT_EQ(index->node_named("n02"), 1u);
+    EXPECT_FALSE(index->node_named("n03"));
+    EXPECT_EQ(index->count_on(0), 3u);
+    // A million ranks on 10,000 nodes: a run per node, nothing per rank.
+    std::string procs = "pmixpp:1:";
+    for (unsigned n = 0; n < 10000; ++n)
+        procs += (n ? ";" : "") + std::to_string(n * 100) + "-" + std::to_string(n * 100 + 99);
+    auto big = MapIndex::build("pmixpp:1:c[5:0-9999]", procs);
+    ASSERT_TRUE(big);
+    EXPECT_EQ(big->place(999999)->node, 9999u);
+    EXPECT_EQ(big->place(123456)->local_rank, 56u);
+    EXPECT_EQ(big->node_name(1234), "c01234");
+    // Plain lists, as some hosts pass them.
+    ASSERT_TRUE(MapIndex::build("a,b", "0,1;2"));
+    EXPECT_EQ(MapIndex::build("a,b", "0,1;2")->place(2)->node, 1u);
+    // Refused: a rank on two nodes, node counts that differ, someone else's regex.
+    EXPECT_FALSE(MapIndex::build("pmixpp:1:a,b", "pmixpp:1:0-3;3"));
+    EXPECT_FALSE(MapIndex::build("pmixpp:1:a,b", "pmixpp:1:0-3"));
+    EXPECT_FALSE(MapIndex::build("pmix[n[2:1-2]]", "pmix[0-3]"));
+    EXPECT_FALSE(MapIndex::build("pmixpp:1:a", "pmixpp:1:0-4294967295"));
 }
 
 // A writer waiting for the lock keeps new readers out (glibc's std::shared_mutex

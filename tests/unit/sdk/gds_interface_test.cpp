@@ -110,6 +110,18 @@ class MapStore final : public gds::Module {
         return serialize(*values);
     }
 
+    Result<gds::Blob> assemble_modex_pending(const pmix_proc_t &proc,
+                                             pmix_scope_t audience) const override {
+        Values selected;
+        if (const auto *values = find(proc)) {
+            for (const auto &[key, entry] : *values) {
+                if (!entry.committed && (entry.scope == audience || entry.scope == PMIX_GLOBAL))
+                    selected[key] = entry;
+            }
+        }
+        return serialize(selected);
+    }
+
   private:
     using Data = std::variant<std::uint16_t, std::uint32_t, std::string>;
     struct Entry {

@@ -200,3 +200,35 @@ TEST_F(ModexTest, RemoteBlobsAreForgottenByProcByJobAndAtDeregistration) {
     table.deregister_nspace("s");
     EXPECT_TRUE(modex.remote_blobs().empty());
 }
+
+// perf (issue 19 item 7): a receiver gets what a peer committed since the
+// commit it holds: nothing, the later commits' blobs, or the whole when those
+// add up to more.
+TEST_F(ModexTest, AppendChangesSendsWhatTheReceiverLacks) {
+    ClientRecord &c = client("d", 0);
+    const std::vector<std::uint8_t> first(100, 1), second{2, 2}, third{3};
+    modex.record_commit(c, first, {});
+    modex.record_commit(c, second, {});
+    modex.record_commit(c, third, {});
+    EXPECT_EQ(c.commit_seq, 3u);
+    auto records_for = [&](std::uint64_t seen) {
+        std::vector<std::uint8_t> stream;
+        Modex::append_changes(stream, c, seen);
+        std::vector<pmixpp::wire::ModexRecord> out;
+        EXPECT_TRUE(pmixpp::wire::parse_records(stream, out));
+        return out;
+    };
+    EXPECT_TRUE(records_for(3).empty());  // holds it all
+    auto r = records_for(2);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].blob, third);
+    r = records_for(1);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].blob, (std::vector<std::uint8_t>{2, 2, 3}));
+    r = records_for(0);  // never received: the whole, in commit order
+    ASSERT_EQ(r.size(), 1u);
+    std::vector<std::uint8_t> whole = first;
+    whole.insert(whole.end(), {2, 2, 3});
+    EXPECT_EQ(r[0].blob, whole);
+    EXPECT_EQ(c.local_blob, whole);
+}
