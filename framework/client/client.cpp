@@ -92,6 +92,7 @@ Client &Client::instance() {
 Client::Client() {
     unsolicited_[static_cast<std::uint16_t>(Command::event)] = &Client::handle_event;
     unsolicited_[static_cast<std::uint16_t>(Command::iof)] = &Client::handle_iof;
+    unsolicited_[static_cast<std::uint16_t>(Command::group_ask)] = &Client::handle_group_ask;
 }
 
 // ---------------------------------------------------------------------------------------------
