@@ -571,6 +571,8 @@ void Groups::handle_leave(Channel &ch, Frame &frame, ClientRecord *client) {
                                       info_out.data(), info_out.size());
         for (auto &i : info_out) PMIx_Value_destruct(&i.value);
         raise_(std::make_shared<const events::Event>(std::move(ev)));
+        raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
+                          {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
     }
     if (members.empty()) groups_.erase(g);
     log()->info("server: {} left group {}", describe(me), id);
@@ -593,6 +595,9 @@ void Groups::raise_member_failed(const std::string &id, const ProcKey &gone,
                                   info_out.data(), info_out.size());
     for (auto &i : info_out) PMIx_Value_destruct(&i.value);
     raise_(std::make_shared<const events::Event>(std::move(ev)));
+    // The membership changed: the remaining members' new list.
+    raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, to,
+                      {procs_info(PMIX_GROUP_MEMBERSHIP, to)});
 }
 
 void Groups::client_departed(const ProcKey &client, Departure) {

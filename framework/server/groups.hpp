@@ -164,7 +164,8 @@ class Groups final : public DepartureListener {
     // (PMIX_GROUP_ENDPT_DATA): the committed REMOTE blobs of the local
     // members and their PMIX_GROUP_LOCAL_CIDs.
     std::vector<std::uint8_t> endpoint_data(const Pending &p, const FenceTracker &t);
-    // PMIX_GROUP_MEMBER_FAILED about `gone` to `to` (the other members).
+    // PMIX_GROUP_MEMBER_FAILED about `gone` to `to` (the other members), then
+    // PMIX_GROUP_MEMBERSHIP_UPDATE with `to` as the membership.
     void raise_member_failed(const std::string &id, const ProcKey &gone,
                              const std::vector<pmix_proc_t> &to);
 
