@@ -34,7 +34,7 @@ const char *unsupported_directive(std::span<const pmix_info_t> info) {
     for (const char *key : {"pmix.grp.btstrp", PMIX_GROUP_ADD_MEMBERS}) {
         if (find_info(info, key) != nullptr) return key;
     }
-    for (const char *key : {PMIX_GROUP_LEADER, PMIX_GROUP_FT_COLLECTIVE}) {
+    for (const char *key : {PMIX_GROUP_LEADER}) {
         if (mca::info_flag(info, key).value_or(false)) return key;
     }
     return nullptr;
@@ -161,8 +161,12 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
         return;
     }
     const bool optional = mca::info_flag(info.span(), PMIX_GROUP_OPTIONAL).value_or(false);
-    if (optional && !collectives_.all_local(canonical)) {
-        log()->info("server: group {}: PMIX_GROUP_OPTIONAL across servers is not supported", id);
+    const bool ft = mca::info_flag(info.span(), PMIX_GROUP_FT_COLLECTIVE).value_or(false);
+    if ((optional || ft) && !collectives_.all_local(canonical)) {
+        log()->info(
+            "server: group {}: PMIX_GROUP_OPTIONAL / _FT_COLLECTIVE across servers is "
+            "not supported",
+            id);
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -191,6 +195,7 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
     p.assign_context_id = p.assign_context_id ||
                           mca::info_flag(info.span(), PMIX_GROUP_ASSIGN_CONTEXT_ID).value_or(false);
     p.optional = p.optional || optional;
+    p.ft_collective = p.ft_collective || ft;
     p.notify_termination =
         p.notify_termination ||
         mca::info_flag(info.span(), PMIX_GROUP_NOTIFY_TERMINATION).value_or(false);
@@ -225,6 +230,11 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
             std::vector<pmix_proc_t> to;
             for (const auto &[k, reply] : t.contributed) to.push_back(proc_of(k));
             raise_member_failed(id, gone, to);
+        }
+        // PMIX_GROUP_FT_COLLECTIVE: the construct goes on with the survivors.
+        if (it->second.ft_collective) {
+            it->second.missing.insert(gone);
+            return true;
         }
         return false;
     };

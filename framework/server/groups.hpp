@@ -77,6 +77,7 @@ class Groups final : public DepartureListener {
         bool orders_differ = false;
         bool assign_context_id = false;
         bool optional = false;            // PMIX_GROUP_OPTIONAL
+        bool ft_collective = false;       // PMIX_GROUP_FT_COLLECTIVE
         bool notify_termination = false;  // PMIX_GROUP_NOTIFY_TERMINATION
         std::set<ProcKey> missing;        // optional members that departed or never came
         std::uint32_t timeout_s = 0;

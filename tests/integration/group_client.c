@@ -26,6 +26,8 @@
  *        group_client optional-dead / optional-late - PMIX_GROUP_OPTIONAL:
  *                                   the last rank dies / comes too late;
  *                                   PMIX_ERR_PARTIAL_SUCCESS without it
+ *        group_client ft-dead     - PMIX_GROUP_FT_COLLECTIVE: as optional-dead,
+ *                                   the construct goes on with the survivors
  *        group_client notify      - PMIX_GROUP_NOTIFY_TERMINATION: the last
  *                                   rank ends without destruct; the others
  *                                   get PMIX_GROUP_MEMBER_FAILED and
@@ -508,14 +510,14 @@ static void mode_query(void) {
 /* PMIX_GROUP_OPTIONAL: the last rank dies after PMIx_Init ("dead") or comes
  * after the others' PMIX_TIMEOUT ("late"); the others' group forms without
  * it, PMIX_ERR_PARTIAL_SUCCESS with the reduced membership. */
-static void mode_optional(int dead) {
+static void mode_optional(int dead, const char *key) {
     pmix_proc_t *procs = all_ranks(0);
     const pmix_rank_t last = nprocs - 1;
     if (dead && me.rank == last) raise(SIGKILL);
     pmix_info_t info[2];
     bool yes = true;
     int timeout = dead ? 30 : 2;
-    PMIX_INFO_LOAD(&info[0], PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[0], key, &yes, PMIX_BOOL);
     PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
     pmix_info_t *results = NULL;
     size_t nresults = 0;
@@ -709,9 +711,11 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "query") == 0) {
         mode_query();
     } else if (strcmp(mode, "optional-dead") == 0) {
-        mode_optional(1);
+        mode_optional(1, PMIX_GROUP_OPTIONAL);
     } else if (strcmp(mode, "optional-late") == 0) {
-        mode_optional(0);
+        mode_optional(0, PMIX_GROUP_OPTIONAL);
+    } else if (strcmp(mode, "ft-dead") == 0) {
+        mode_optional(1, PMIX_GROUP_FT_COLLECTIVE);
     } else if (strcmp(mode, "notify") == 0) {
         mode_notify();
     } else if (strcmp(mode, "notify-group") == 0) {
