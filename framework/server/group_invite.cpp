@@ -55,9 +55,11 @@ std::size_t position(const std::vector<pmix_proc_t> &order, const ProcKey &k) {
 }  // namespace
 
 void Groups::raise_group_event(pmix_status_t code, const std::string &id, const pmix_proc_t *source,
-                               const std::vector<pmix_proc_t> &to,
-                               const std::vector<pmix_info_t> &extra) {
-    if (!raise_ || to.empty()) return;
+                               const std::vector<pmix_proc_t> &to, std::vector<pmix_info_t> extra) {
+    if (!raise_ || to.empty()) {
+        for (auto &i : extra) PMIx_Value_destruct(&i.value);  // owned by this call
+        return;
+    }
     std::vector<pmix_info_t> info_out;
     info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
     info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, to));

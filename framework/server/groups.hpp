@@ -129,9 +129,9 @@ class Groups final : public DepartureListener {
     // is announced to the invitees by that event.
     void end_invitation(const std::string &id, pmix_status_t status);
     void invitation_timed_out(const std::string &id);
+    // `extra` (loaded infos) is owned by the call and released.
     void raise_group_event(pmix_status_t code, const std::string &id, const pmix_proc_t *source,
-                           const std::vector<pmix_proc_t> &to,
-                           const std::vector<pmix_info_t> &extra = {});
+                           const std::vector<pmix_proc_t> &to, std::vector<pmix_info_t> extra = {});
 
     // The reply body of a completed construct or invite for a member of
     // nspace `caller_ns` (wire/protocol.hpp, group_construct).
