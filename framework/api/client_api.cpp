@@ -240,7 +240,25 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const pmix_key_t 
     if (cbfunc == nullptr || (key != nullptr && !key_ok(key))) return PMIX_ERR_BAD_PARAM;
     auto &client = Client::instance();
     const GetDirectives d = GetDirectives::from(info, ninfo);
-    const pmix_proc_t target = proc != nullptr ? *proc : client.self();
+    pmix_proc_t target = proc != nullptr ? *proc : client.self();
+    // Group keys, and a group member addressed by its group rank, as in PMIx_Get.
+    auto &groups = pmixpp::client::GroupTable::instance();
+    pmix_value_t *group_value = nullptr;
+    std::span<const pmix_info_t> quals(info, info == nullptr ? 0 : ninfo);
+    if (auto rc = groups.get(target, key, quals, &group_value)) {
+        const pmix_status_t st = *rc;
+        return ProgressEngine::instance().post([st, group_value, cbfunc, cbdata] {
+            cbfunc(st, group_value, cbdata);
+            if (group_value != nullptr) {
+                pmixpp::wire::destruct(PMIX_VALUE, group_value, 1);
+                std::free(group_value);
+            }
+        })
+                   ? PMIX_SUCCESS
+                   : PMIX_ERR_INIT;
+    }
+    if (pmix_status_t rc = PMIX_SUCCESS; groups.translate_one(target, rc) && rc != PMIX_SUCCESS)
+        return rc;
     auto copied = std::make_shared<pmixpp::wire::InfoArray>(
         pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
     std::string k = key != nullptr ? key : "";

@@ -1,6 +1,6 @@
 // PMIx_Group_construct / _destruct / _leave and their _nb forms: the C entry
-// points (client/groups.hpp does the work; docs/groups.md). Invite and join
-// are not built yet (not_yet_supported.cpp).
+// points (client/groups.hpp does the work; docs/groups.md), and the invite
+// method: PMIx_Group_invite / _join and their _nb forms.
 #include <pmix.h>
 
 #include <cstring>
@@ -82,6 +82,76 @@ pmix_status_t start_leave(const char grp[], const pmix_info_t info[], size_t nin
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
+pmix_status_t start_invite(const char grp[], const pmix_proc_t procs[], size_t nprocs,
+                           const pmix_info_t info[], size_t ninfo,
+                           std::function<void(pmix_status_t, InfoArray)> done) {
+    if (pmix_status_t rc = pmixpp::client::request_gate(); rc != PMIX_SUCCESS) return rc;
+    if (!id_ok(grp) || procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
+    std::vector<pmix_proc_t> list(procs, procs + nprocs);
+    if (pmix_status_t rc = GroupTable::instance().translate(list); rc != PMIX_SUCCESS) return rc;
+    auto copied = copy_info(info, ninfo);
+    const std::uint32_t timeout = pmixpp::client::timeout_of(info, ninfo);
+    const bool posted =
+        ProgressEngine::instance().post([id = std::string(grp), list = std::move(list), timeout,
+                                         copied, done = std::move(done)]() mutable {
+            pmixpp::client::group_invite_async(std::move(id), std::move(list), timeout, copied,
+                                               std::move(done));
+        });
+    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+pmix_status_t start_join(const char grp[], const pmix_proc_t *leader, pmix_group_opt_t opt,
+                         const pmix_info_t info[], size_t ninfo,
+                         std::function<void(pmix_status_t, InfoArray)> done) {
+    if (pmix_status_t rc = pmixpp::client::request_gate(); rc != PMIX_SUCCESS) return rc;
+    if (!id_ok(grp) || (opt != PMIX_GROUP_ACCEPT && opt != PMIX_GROUP_DECLINE))
+        return PMIX_ERR_BAD_PARAM;
+    pmix_proc_t who{};  // empty: whoever leads the invitation
+    if (leader != nullptr) who = *leader;
+    auto copied = copy_info(info, ninfo);
+    const std::uint32_t timeout = pmixpp::client::timeout_of(info, ninfo);
+    const bool posted = ProgressEngine::instance().post([id = std::string(grp), who, opt, timeout,
+                                                         copied, done = std::move(done)]() mutable {
+        pmixpp::client::group_join_async(std::move(id), who, opt, timeout, copied, std::move(done));
+    });
+    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+// Blocking form of a call with results: waits for `start`'s outcome and
+// hands the results to the caller (who frees them with PMIX_INFO_FREE).
+pmix_status_t wait_results(
+    const std::function<pmix_status_t(std::function<void(pmix_status_t, InfoArray)>)> &start,
+    pmix_info_t **results, size_t *nresults) {
+    if (results != nullptr) *results = nullptr;
+    if (nresults != nullptr) *nresults = 0;
+    struct Outcome {
+        pmix_status_t status = PMIX_ERR_TIMEOUT;
+        std::shared_ptr<InfoArray> results;
+    };
+    auto done = std::make_shared<Completion<Outcome>>();
+    const pmix_status_t rc = start([done](pmix_status_t s, InfoArray r) {
+        done->complete(Outcome{s, std::make_shared<InfoArray>(std::move(r))});
+    });
+    if (rc != PMIX_SUCCESS) return rc;
+    done->wait();
+    Outcome out = done->value();
+    if (out.results && results != nullptr && nresults != nullptr && !out.results->empty()) {
+        *nresults = out.results->size();
+        *results = out.results->release();
+    }
+    return out.status;
+}
+
+// The _nb forms' pmix_info_cbfunc_t with the results (released by release_held).
+std::function<void(pmix_status_t, InfoArray)> info_callback(pmix_info_cbfunc_t cbfunc,
+                                                            void *cbdata) {
+    return [cbfunc, cbdata](pmix_status_t s, InfoArray r) {
+        if (cbfunc == nullptr) return;
+        auto *held = new Held{std::move(r)};
+        cbfunc(s, held->results.data(), held->results.size(), cbdata, release_held, held);
+    };
+}
+
 pmix_status_t wait_status(
     const std::function<pmix_status_t(std::function<void(pmix_status_t)>)> &start) {
     auto done = std::make_shared<Completion<pmix_status_t>>();
@@ -155,6 +225,35 @@ PMIX_EXPORT pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_
     return start_leave(grp, info, ninfo, [cbfunc, cbdata](pmix_status_t s) {
         if (cbfunc != nullptr) cbfunc(s, cbdata);
     });
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[],
+                                            size_t nprocs, const pmix_info_t info[], size_t ninfo,
+                                            pmix_info_t **results, size_t *nresult) {
+    return wait_results(
+        [&](auto done) { return start_invite(grp, procs, nprocs, info, ninfo, done); }, results,
+        nresult);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[],
+                                               size_t nprocs, const pmix_info_t info[],
+                                               size_t ninfo, pmix_info_cbfunc_t cbfunc,
+                                               void *cbdata) {
+    return start_invite(grp, procs, nprocs, info, ninfo, info_callback(cbfunc, cbdata));
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader,
+                                          pmix_group_opt_t opt, const pmix_info_t info[],
+                                          size_t ninfo, pmix_info_t **results, size_t *nresult) {
+    return wait_results([&](auto done) { return start_join(grp, leader, opt, info, ninfo, done); },
+                        results, nresult);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
+                                             pmix_group_opt_t opt, const pmix_info_t info[],
+                                             size_t ninfo, pmix_info_cbfunc_t cbfunc,
+                                             void *cbdata) {
+    return start_join(grp, leader, opt, info, ninfo, info_callback(cbfunc, cbdata));
 }
 
 }  // extern "C"

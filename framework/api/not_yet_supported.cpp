@@ -72,39 +72,6 @@ PMIX_EXPORT pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t *
     return unavailable();
 }
 
-// ---- Client: groups (invite/join; the rest: api/group_api.cpp) ---------------------------------
-PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char * /*grp*/, const pmix_proc_t * /*procs*/,
-                                            size_t /*nprocs*/, const pmix_info_t * /*info*/,
-                                            size_t /*ninfo*/, pmix_info_t **results,
-                                            size_t *nresult) {
-    clear_out(results);
-    clear_out(nresult);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char * /*grp*/, const pmix_proc_t * /*procs*/,
-                                               size_t /*nprocs*/, const pmix_info_t * /*info*/,
-                                               size_t /*ninfo*/, pmix_info_cbfunc_t /*cbfunc*/,
-                                               void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_join(const char * /*grp*/, const pmix_proc_t * /*leader*/,
-                                          pmix_group_opt_t /*opt*/, const pmix_info_t * /*info*/,
-                                          size_t /*ninfo*/, pmix_info_t **results,
-                                          size_t *nresult) {
-    clear_out(results);
-    clear_out(nresult);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Group_join_nb(const char * /*grp*/, const pmix_proc_t * /*leader*/,
-                                             pmix_group_opt_t /*opt*/, const pmix_info_t * /*info*/,
-                                             size_t /*ninfo*/, pmix_info_cbfunc_t /*cbfunc*/,
-                                             void * /*cbdata*/) {
-    return unavailable();
-}
-
 // ---- Client: progress (fabric, distances: api/network_api.cpp) ---------------------------------
 PMIX_EXPORT void PMIx_Progress(void) {
     // Nothing to drive: no runtime, no progress engine yet.

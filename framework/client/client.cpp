@@ -94,6 +94,7 @@ Client::Client() {
     unsolicited_[static_cast<std::uint16_t>(Command::iof)] = &Client::handle_iof;
     unsolicited_[static_cast<std::uint16_t>(Command::heartbeat_wanted)] =
         &Client::handle_heartbeat_wanted;  // monitor.cpp
+    unsolicited_[static_cast<std::uint16_t>(Command::group_ask)] = &Client::handle_group_ask;
 }
 
 // ---------------------------------------------------------------------------------------------

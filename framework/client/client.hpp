@@ -168,6 +168,9 @@ class Client {
     void raise_lost_connection(const pmix_proc_t &server);
     // Unsolicited `iof` message: the payload to its registration's handler (iof.cpp).
     void handle_iof(wire::Frame &frame);
+    // Unsolicited `group_ask` message: the event's chain, then the
+    // handlers' decision back to the server (groups.cpp).
+    void handle_group_ask(wire::Frame &frame);
     // The job's fence segment, mapped at first use (nullptr: none); forget it.
     std::shared_ptr<wire::ShmFence> fence_segment();
     void drop_fence_segment();

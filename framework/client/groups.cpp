@@ -11,6 +11,7 @@
 #include "client/client.hpp"
 #include "client/request_util.hpp"
 #include "event/event.hpp"
+#include "event/process_events.hpp"
 #include "mca/logging.hpp"
 #include "wire/codec.hpp"
 
@@ -209,6 +210,52 @@ std::optional<pmix_status_t> GroupTable::get(const pmix_proc_t &target, const ch
 // ---------------------------------------------------------------------------------------------
 // requests
 
+namespace {
+
+// The reply of a construct, an invite or an accepted join (wire/protocol.hpp,
+// group_construct): on success the group goes into the table and the other
+// nspaces' job info and the members' data into the store.
+void read_group_reply(const std::string &id, pmix_status_t s, BodyReader &r,
+                      const std::function<void(pmix_status_t, wire::InfoArray)> &done) {
+    // PARTIAL_SUCCESS: formed without some optional members.
+    if (s != PMIX_SUCCESS && s != PMIX_ERR_PARTIAL_SUCCESS) {
+        done(s, {});
+        return;
+    }
+    wire::InfoArray results;
+    GroupInfo g;
+    std::uint32_t n = 0;
+    r.infos(results);
+    r.u32(n);
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+        pmix_proc_t p{};
+        std::uint64_t cid = 0;
+        r.proc(p);
+        r.u64(cid);
+        g.local_cids.emplace_back(p, cid);
+    }
+    if (!r.ok()) {
+        done(PMIX_ERR_UNPACK_FAILURE, {});
+        return;
+    }
+    // The other nspaces' job info and the members' data: into our store.
+    const pmix_status_t st = Client::instance().store_connect_reply(r);
+    if (st != PMIX_SUCCESS) {
+        done(st, {});
+        return;
+    }
+    for (const auto &i : results.span()) {
+        if (PMIX_CHECK_KEY(&i, PMIX_GROUP_MEMBERSHIP)) g.members = events::procs_of(i.value);
+        if (PMIX_CHECK_KEY(&i, PMIX_GROUP_CONTEXT_ID)) {
+            if (auto v = wire::as_uint(i.value)) g.context_id = static_cast<std::size_t>(*v);
+        }
+    }
+    GroupTable::instance().record(id, std::move(g));
+    done(s, std::move(results));
+}
+
+}  // namespace
+
 void group_construct_async(std::string id, std::vector<pmix_proc_t> procs, std::uint32_t timeout_s,
                            std::shared_ptr<wire::InfoArray> info,
                            std::function<void(pmix_status_t, wire::InfoArray)> done) {
@@ -220,43 +267,7 @@ void group_construct_async(std::string id, std::vector<pmix_proc_t> procs, std::
                     .take();
     bounded_request(Command::group_construct, std::move(body), timeout_s,
                     [id, done = std::move(done)](pmix_status_t s, BodyReader &r) {
-                        // PARTIAL_SUCCESS: formed without some optional members.
-                        if (s != PMIX_SUCCESS && s != PMIX_ERR_PARTIAL_SUCCESS) {
-                            done(s, {});
-                            return;
-                        }
-                        wire::InfoArray results;
-                        GroupInfo g;
-                        std::uint32_t n = 0;
-                        r.infos(results);
-                        r.u32(n);
-                        for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
-                            pmix_proc_t p{};
-                            std::uint64_t cid = 0;
-                            r.proc(p);
-                            r.u64(cid);
-                            g.local_cids.emplace_back(p, cid);
-                        }
-                        if (!r.ok()) {
-                            done(PMIX_ERR_UNPACK_FAILURE, {});
-                            return;
-                        }
-                        // The other nspaces' job info and the members' data: into our store.
-                        const pmix_status_t st = Client::instance().store_connect_reply(r);
-                        if (st != PMIX_SUCCESS) {
-                            done(st, {});
-                            return;
-                        }
-                        for (const auto &i : results.span()) {
-                            if (PMIX_CHECK_KEY(&i, PMIX_GROUP_MEMBERSHIP))
-                                g.members = events::procs_of(i.value);
-                            if (PMIX_CHECK_KEY(&i, PMIX_GROUP_CONTEXT_ID)) {
-                                if (auto v = wire::as_uint(i.value))
-                                    g.context_id = static_cast<std::size_t>(*v);
-                            }
-                        }
-                        GroupTable::instance().record(id, std::move(g));
-                        done(s, std::move(results));
+                        read_group_reply(id, s, r, done);
                     });
 }
 
@@ -284,6 +295,82 @@ void group_leave_async(std::string id, std::shared_ptr<wire::InfoArray> info,
                         if (s == PMIX_SUCCESS) GroupTable::instance().forget(id);
                         done(s);
                     });
+}
+
+// ---------------------------------------------------------------------------------------------
+// invite method
+
+void group_invite_async(std::string id, std::vector<pmix_proc_t> procs, std::uint32_t timeout_s,
+                        std::shared_ptr<wire::InfoArray> info,
+                        std::function<void(pmix_status_t, wire::InfoArray)> done) {
+    auto body = BodyWriter()
+                    .str(id)
+                    .procs(procs.data(), procs.size())
+                    .u32(timeout_s)
+                    .infos(info ? info->data() : nullptr, info ? info->size() : 0)
+                    .take();
+    // Bounded by the server's timer (PMIX_TIMEOUT of the invite), which answers first.
+    bounded_request(Command::group_invite, std::move(body), timeout_s,
+                    [id, done = std::move(done)](pmix_status_t s, BodyReader &r) {
+                        read_group_reply(id, s, r, done);
+                    });
+}
+
+void group_join_async(std::string id, pmix_proc_t leader, pmix_group_opt_t opt,
+                      std::uint32_t timeout_s, std::shared_ptr<wire::InfoArray> info,
+                      std::function<void(pmix_status_t, wire::InfoArray)> done) {
+    auto body = BodyWriter()
+                    .str(id)
+                    .proc(leader)
+                    .u8(static_cast<std::uint8_t>(opt))
+                    .u32(timeout_s)
+                    .infos(info ? info->data() : nullptr, info ? info->size() : 0)
+                    .take();
+    bounded_request(Command::group_join, std::move(body), timeout_s,
+                    [id, opt, done = std::move(done)](pmix_status_t s, BodyReader &r) {
+                        if (opt != PMIX_GROUP_ACCEPT) {
+                            done(s, {});  // declined: no group to read
+                            return;
+                        }
+                        read_group_reply(id, s, r, done);
+                    });
+}
+
+void Client::handle_group_ask(wire::Frame &frame) {
+    BodyReader r(frame.body);
+    std::string id;
+    r.str(id);
+    auto ev = events::Event::read(r);
+    if (!ev || !r.finished()) {
+        mca::framework_logger("client")->warn("client: malformed group_ask message");
+        return;
+    }
+    const pmix_status_t code = ev->status;
+    pmix_proc_t about = ev->affected.empty() ? pmix_proc_t{} : ev->affected.front();
+    // The handlers' decision, from the chain's results: a handler that
+    // returned PMIX_GROUP_CONSTRUCT_ABORT aborts; one that returned
+    // PMIX_GROUP_LEADER (true) volunteers to lead.
+    events::ProcessEvents::instance().deliver(
+        std::make_shared<const events::Event>(std::move(*ev)), std::nullopt,
+        [id, code, about](std::span<const pmix_info_t> results) {
+            pmix_status_t decision = PMIX_SUCCESS;
+            bool volunteer = false;
+            for (const auto &i : results) {
+                if (i.value.type == PMIX_STATUS &&
+                    i.value.data.status == PMIX_GROUP_CONSTRUCT_ABORT)
+                    decision = PMIX_GROUP_CONSTRUCT_ABORT;
+                if (PMIX_CHECK_KEY(&i, PMIX_GROUP_LEADER) && mca::info_true(i)) volunteer = true;
+            }
+            auto body = BodyWriter()
+                            .str(id)
+                            .i32(code)
+                            .proc(about)
+                            .i32(decision)
+                            .u8(volunteer ? 1 : 0)
+                            .take();
+            Client::instance().request(Command::group_decision, std::move(body),
+                                       [](pmix_status_t, BodyReader &) {});
+        });
 }
 
 }  // namespace pmixpp::client

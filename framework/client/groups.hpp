@@ -76,5 +76,14 @@ void group_destruct_async(std::string id, std::uint32_t timeout_s,
                           std::function<void(pmix_status_t)> done);
 void group_leave_async(std::string id, std::shared_ptr<wire::InfoArray> info,
                        std::function<void(pmix_status_t)> done);
+// The invite method (docs/groups.md, "Invite and join"): `done` runs when
+// the group is complete (results as a construct's) or its construction
+// failed; a declining join's at once.
+void group_invite_async(std::string id, std::vector<pmix_proc_t> procs, std::uint32_t timeout_s,
+                        std::shared_ptr<wire::InfoArray> info,
+                        std::function<void(pmix_status_t, wire::InfoArray)> done);
+void group_join_async(std::string id, pmix_proc_t leader, pmix_group_opt_t opt,
+                      std::uint32_t timeout_s, std::shared_ptr<wire::InfoArray> info,
+                      std::function<void(pmix_status_t, wire::InfoArray)> done);
 
 }  // namespace pmixpp::client

@@ -40,13 +40,14 @@ struct EventChain::Step {
 
 void EventChain::run(std::vector<std::shared_ptr<const Handler>> handlers,
                      std::shared_ptr<const Event> event, Post post, IsRegistered registered,
-                     std::function<void()> done) {
+                     std::function<void()> done, Results results) {
     std::shared_ptr<EventChain> chain(new EventChain);
     chain->handlers_ = std::move(handlers);
     chain->event_ = std::move(event);
     chain->post_ = std::move(post);
     chain->registered_ = std::move(registered);
     chain->done_ = std::move(done);
+    chain->results_fn_ = std::move(results);
     chain->call_next();
 }
 
@@ -80,6 +81,15 @@ void EventChain::call_next() {
                     &EventChain::completion, step);
         return;
     }
+    end();
+}
+
+void EventChain::end() {
+    if (results_fn_) {
+        auto fn = std::move(results_fn_);
+        results_fn_ = nullptr;
+        fn(results_);
+    }
     if (done_) {
         auto done = std::move(done_);
         done_ = nullptr;
@@ -104,10 +114,8 @@ void EventChain::completion(pmix_status_t status, pmix_info_t *results, size_t n
             if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, thiscbdata);
             if (status != PMIX_EVENT_ACTION_COMPLETE) {
                 chain->call_next();
-            } else if (chain->done_) {
-                auto done = std::move(chain->done_);
-                chain->done_ = nullptr;
-                done();
+            } else {
+                chain->end();
             }
         });
 }

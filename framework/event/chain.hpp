@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "event/event.hpp"
@@ -39,14 +40,18 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
   public:
     using Post = std::function<void(std::function<void()>)>;
     using IsRegistered = std::function<bool(std::size_t id)>;
+    // The chain's consolidated results when it ended (groups: the handlers'
+    // decisions, framework/client/groups.cpp).
+    using Results = std::function<void(std::span<const pmix_info_t> results)>;
 
     // Starts the chain now, in the calling thread (the progress thread in the
     // library): the first handler is called before run() returns. A handler
     // for which `registered` answers false when its turn comes is skipped
-    // (deregistered meanwhile). `done` runs once the chain ended.
+    // (deregistered meanwhile). `done` runs once the chain ended, after
+    // `results` (given the consolidated results).
     static void run(std::vector<std::shared_ptr<const Handler>> handlers,
                     std::shared_ptr<const Event> event, Post post, IsRegistered registered,
-                    std::function<void()> done = {});
+                    std::function<void()> done = {}, Results results = {});
 
     ~EventChain();
     EventChain(const EventChain &) = delete;
@@ -56,6 +61,7 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
     struct Step;
     EventChain() = default;
     void call_next();
+    void end();
     void finish_step(const std::shared_ptr<const Handler> &handler, pmix_status_t status,
                      std::vector<pmix_info_t> returned);
     void keep_required_termination();
@@ -70,6 +76,7 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
     Post post_;
     IsRegistered registered_;
     std::function<void()> done_;
+    Results results_fn_;
     std::size_t next_ = 0;
     std::vector<pmix_info_t> results_;          // owned (deep copies)
     std::optional<pmix_info_t> required_term_;  // owned copy of a REQD termination entry

@@ -10,7 +10,8 @@ ProcessEvents &ProcessEvents::instance() {
     return *events;
 }
 
-void ProcessEvents::deliver(std::shared_ptr<const Event> event, std::optional<std::size_t> target) {
+void ProcessEvents::deliver(std::shared_ptr<const Event> event, std::optional<std::size_t> target,
+                            std::function<void(std::span<const pmix_info_t>)> results) {
     std::vector<std::shared_ptr<const Handler>> chain;
     if (target) {
         auto h = registry_.find(*target);
@@ -18,13 +19,16 @@ void ProcessEvents::deliver(std::shared_ptr<const Event> event, std::optional<st
     } else {
         chain = registry_.chain_for(*event, self_);
     }
-    if (chain.empty()) return;
+    if (chain.empty()) {
+        if (results) results({});
+        return;
+    }
     EventChain::run(
         std::move(chain), std::move(event),
         [](std::function<void()> task) {
             runtime::ProgressEngine::instance().post(std::move(task));
         },
-        [this](std::size_t id) { return registry_.active(id); });
+        [this](std::size_t id) { return registry_.active(id); }, {}, std::move(results));
 }
 
 }  // namespace pmixpp::events

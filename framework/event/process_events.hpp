@@ -8,8 +8,10 @@
 #include <pmix_common.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "event/event.hpp"
 #include "event/registry.hpp"
@@ -29,8 +31,11 @@ class ProcessEvents {
 
     // Runs the chain of `event` among the active handlers it matches; with a
     // `target`, only that registration (a cached event replayed to a late
-    // registrant). Nothing happens when no handler matches.
-    void deliver(std::shared_ptr<const Event> event, std::optional<std::size_t> target = {});
+    // registrant). Nothing happens when no handler matches. `results`, when
+    // given, gets the chain's consolidated results once it ended (at once,
+    // empty, when no handler matches).
+    void deliver(std::shared_ptr<const Event> event, std::optional<std::size_t> target = {},
+                 std::function<void(std::span<const pmix_info_t>)> results = {});
 
   private:
     ProcessEvents() = default;

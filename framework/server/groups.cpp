@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "mca/logging.hpp"
+#include "runtime/progress.hpp"
+#include "server/group_util.hpp"
 #include "server/upcall_results.hpp"
 #include "wire/codec.hpp"
 #include "wire/protocol.hpp"
@@ -17,44 +19,12 @@ using wire::BodyWriter;
 using wire::Channel;
 using wire::Command;
 using wire::Frame;
+using namespace group_util;
 
 namespace {
 
 auto log() {
     return mca::framework_logger("server");
-}
-
-bool proc_less(const pmix_proc_t &a, const pmix_proc_t &b) {
-    return key_of(a) < key_of(b);
-}
-
-bool same_procs(const std::vector<pmix_proc_t> &a, const std::vector<pmix_proc_t> &b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(),
-                      [](const auto &x, const auto &y) { return key_of(x) == key_of(y); });
-}
-
-// Whether `member` (a proc, or a wildcard) names `proc`.
-bool names(const pmix_proc_t &member, const ProcKey &proc) {
-    const ProcKey m = key_of(member);
-    return m.first == proc.first && (m.second == PMIX_RANK_WILDCARD || m.second == proc.second);
-}
-
-bool is_member(const GroupRecord &g, const ProcKey &proc) {
-    return std::any_of(g.members.begin(), g.members.end(),
-                       [&](const auto &m) { return names(m, proc); });
-}
-
-pmix_info_t load_info(const char *key, const void *data, pmix_data_type_t type) {
-    pmix_info_t i;
-    std::memset(&i, 0, sizeof i);
-    PMIx_Info_load(&i, key, data, type);
-    return i;
-}
-
-pmix_info_t procs_info(const char *key, const std::vector<pmix_proc_t> &procs) {
-    pmix_data_array_t darray{PMIX_PROC, procs.size(),
-                             const_cast<pmix_proc_t *>(procs.empty() ? nullptr : procs.data())};
-    return load_info(key, &darray, PMIX_DATA_ARRAY);
 }
 
 // Directives this library does not carry out yet: NOT_SUPPORTED rather than
@@ -64,7 +34,7 @@ const char *unsupported_directive(std::span<const pmix_info_t> info) {
     for (const char *key : {"pmix.grp.btstrp", PMIX_GROUP_ADD_MEMBERS}) {
         if (find_info(info, key) != nullptr) return key;
     }
-    for (const char *key : {PMIX_GROUP_LEADER, PMIX_GROUP_FT_COLLECTIVE}) {
+    for (const char *key : {PMIX_GROUP_LEADER}) {
         if (mca::info_flag(info, key).value_or(false)) return key;
     }
     return nullptr;
@@ -109,6 +79,12 @@ Groups::Groups(ClientTable &clients, const HostUpcalls &host, RequestTable &requ
                  [this](auto &ch, auto &f, auto *c) { handle_destruct(ch, f, c); });
     requests.add(Command::group_leave,
                  [this](auto &ch, auto &f, auto *c) { handle_leave(ch, f, c); });
+    requests.add(Command::group_invite,
+                 [this](auto &ch, auto &f, auto *c) { handle_invite(ch, f, c); });
+    requests.add(Command::group_join,
+                 [this](auto &ch, auto &f, auto *c) { handle_join(ch, f, c); });
+    requests.add(Command::group_decision,
+                 [this](auto &ch, auto &f, auto *c) { handle_decision(ch, f, c); });
 }
 
 pmix_status_t Groups::check_new_id(const std::string &id) const {
@@ -116,6 +92,7 @@ pmix_status_t Groups::check_new_id(const std::string &id) const {
         return PMIX_ERR_BAD_PARAM;
     if (clients_.find_job(id) != nullptr) return PMIX_ERR_BAD_PARAM;  // a namespace
     if (groups_.count(id) != 0) return PMIX_ERR_BAD_PARAM;            // a live group
+    if (invitations_.count(id) != 0) return PMIX_ERR_BAD_PARAM;       // being invited to
     return PMIX_SUCCESS;
 }
 
@@ -184,8 +161,12 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
         return;
     }
     const bool optional = mca::info_flag(info.span(), PMIX_GROUP_OPTIONAL).value_or(false);
-    if (optional && !collectives_.all_local(canonical)) {
-        log()->info("server: group {}: PMIX_GROUP_OPTIONAL across servers is not supported", id);
+    const bool ft = mca::info_flag(info.span(), PMIX_GROUP_FT_COLLECTIVE).value_or(false);
+    if ((optional || ft) && !collectives_.all_local(canonical)) {
+        log()->info(
+            "server: group {}: PMIX_GROUP_OPTIONAL / _FT_COLLECTIVE across servers is "
+            "not supported",
+            id);
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -214,6 +195,7 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
     p.assign_context_id = p.assign_context_id ||
                           mca::info_flag(info.span(), PMIX_GROUP_ASSIGN_CONTEXT_ID).value_or(false);
     p.optional = p.optional || optional;
+    p.ft_collective = p.ft_collective || ft;
     p.notify_termination =
         p.notify_termination ||
         mca::info_flag(info.span(), PMIX_GROUP_NOTIFY_TERMINATION).value_or(false);
@@ -248,6 +230,11 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
             std::vector<pmix_proc_t> to;
             for (const auto &[k, reply] : t.contributed) to.push_back(proc_of(k));
             raise_member_failed(id, gone, to);
+        }
+        // PMIX_GROUP_FT_COLLECTIVE: the construct goes on with the survivors.
+        if (it->second.ft_collective) {
+            it->second.missing.insert(gone);
+            return true;
         }
         return false;
     };
@@ -426,54 +413,67 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
     GroupRecord g{id, members, context_id, p.notify_termination};
     // The standard: PARTIAL_SUCCESS when optional members did not take part.
     const pmix_status_t final_status = p.missing.empty() ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+    const MemberData data = member_data(g, std::move(remote_stream), from_host);
+    for (const auto &[k, reply] : t.contributed)
+        send_reply(reply, member_reply(g, final_status, cids, data, k.first));
+    groups_[id] = std::move(g);
+    log()->info("server: group {} constructed ({} members)", id, members.size());
+}
+
+Groups::MemberData Groups::member_data(const GroupRecord &g,
+                                       std::vector<std::uint8_t> remote_stream,
+                                       const std::set<ProcKey> &from_host) const {
     // The members' committed data this server holds, and the job info of
     // every member's nspace registered here.
-    std::vector<std::uint8_t> stream = remote_stream;
+    MemberData out;
+    out.stream = std::move(remote_stream);
     std::set<std::string> nspaces;
-    for (const auto &m : members) nspaces.insert(key_of(m).first);
+    for (const auto &m : g.members) nspaces.insert(key_of(m).first);
     for (const auto &ns : nspaces) {
         const JobRecord *job = clients_.find_job(ns);
         if (job == nullptr) continue;
         for (const auto &[rank, c] : job->clients) {
             if (c.committed && is_member(g, {ns, rank}))
-                wire::append_record(stream, c.proc, c.local_blob);
+                wire::append_record(out.stream, c.proc, c.local_blob);
         }
     }
     for (const auto &[k, blob] : remote_.remote_blobs()) {
         // Remote members' data from earlier fences or direct modex (what came
         // with this construct is in the stream already).
         if (clients_.find_client(k) == nullptr && is_member(g, k) && from_host.count(k) == 0)
-            wire::append_record(stream, proc_of(k), blob);
+            wire::append_record(out.stream, proc_of(k), blob);
     }
-    std::vector<std::pair<std::string, std::vector<std::uint8_t>>> blobs;
     for (const auto &ns : nspaces) {
         auto blob = job_blob_(ns);
-        if (!blob.empty()) blobs.emplace_back(ns, std::move(blob));
+        if (!blob.empty()) out.blobs.emplace_back(ns, std::move(blob));
     }
+    return out;
+}
+
+std::vector<std::uint8_t> Groups::member_reply(const GroupRecord &g, pmix_status_t status,
+                                               const std::map<ProcKey, std::uint64_t> &cids,
+                                               const MemberData &data,
+                                               const std::string &caller_ns) {
     wire::InfoArray results;
-    auto id_info = load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING);
+    auto id_info = load_info(PMIX_GROUP_ID, g.id.c_str(), PMIX_STRING);
     results.adopt(id_info);
-    auto members_info = procs_info(PMIX_GROUP_MEMBERSHIP, members);
+    auto members_info = procs_info(PMIX_GROUP_MEMBERSHIP, g.members);
     results.adopt(members_info);
-    if (context_id) {
-        auto cid_info = load_info(PMIX_GROUP_CONTEXT_ID, &*context_id, PMIX_SIZE);
+    if (g.context_id) {
+        auto cid_info = load_info(PMIX_GROUP_CONTEXT_ID, &*g.context_id, PMIX_SIZE);
         results.adopt(cid_info);
     }
-    for (const auto &[k, reply] : t.contributed) {
-        BodyWriter w;
-        w.i32(final_status).infos(results.data(), results.size());
-        w.u32(static_cast<std::uint32_t>(cids.size()));
-        for (const auto &[proc, cid] : cids) w.proc(proc_of(proc)).u64(cid);
-        std::uint32_t n = 0;
-        for (const auto &[ns, blob] : blobs) n += ns != k.first ? 1 : 0;
-        w.u32(n);
-        for (const auto &[ns, blob] : blobs) {
-            if (ns != k.first) w.str(ns).bytes(blob);
-        }
-        send_reply(reply, w.bytes(stream).take());
+    BodyWriter w;
+    w.i32(status).infos(results.data(), results.size());
+    w.u32(static_cast<std::uint32_t>(cids.size()));
+    for (const auto &[proc, cid] : cids) w.proc(proc_of(proc)).u64(cid);
+    std::uint32_t n = 0;
+    for (const auto &[ns, blob] : data.blobs) n += ns != caller_ns ? 1 : 0;
+    w.u32(n);
+    for (const auto &[ns, blob] : data.blobs) {
+        if (ns != caller_ns) w.str(ns).bytes(blob);
     }
-    groups_[id] = std::move(g);
-    log()->info("server: group {} constructed ({} members)", id, members.size());
+    return w.bytes(data.stream).take();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -581,6 +581,8 @@ void Groups::handle_leave(Channel &ch, Frame &frame, ClientRecord *client) {
                                       info_out.data(), info_out.size());
         for (auto &i : info_out) PMIx_Value_destruct(&i.value);
         raise_(std::make_shared<const events::Event>(std::move(ev)));
+        raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
+                          {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
     }
     if (members.empty()) groups_.erase(g);
     log()->info("server: {} left group {}", describe(me), id);
@@ -603,9 +605,24 @@ void Groups::raise_member_failed(const std::string &id, const ProcKey &gone,
                                   info_out.data(), info_out.size());
     for (auto &i : info_out) PMIx_Value_destruct(&i.value);
     raise_(std::make_shared<const events::Event>(std::move(ev)));
+    // The membership changed: the remaining members' new list.
+    raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, to,
+                      {procs_info(PMIX_GROUP_MEMBERSHIP, to)});
 }
 
 void Groups::client_departed(const ProcKey &client, Departure) {
+    // Invitations under way: a leader's or an invitee's failure (group_invite.cpp).
+    std::vector<std::string> invitations;
+    for (const auto &[id, inv] : invitations_) invitations.push_back(id);
+    for (const auto &id : invitations) {
+        auto it = invitations_.find(id);
+        if (it == invitations_.end()) continue;
+        if (it->second.leader == client) {
+            leader_failed(id);
+        } else {
+            invitee_failed(id, client);
+        }
+    }
     std::set<std::string> its_groups;
     for (auto &[id, g] : groups_) {
         if (!is_member(g, client)) continue;
@@ -662,6 +679,10 @@ bool Groups::answer_query(std::span<const pmix_info_t> qualifiers, const std::st
 }
 
 void Groups::clear() {
+    for (const auto &[id, inv] : invitations_) {
+        if (inv.timer != 0) runtime::ProgressEngine::instance().cancel(inv.timer);
+    }
+    invitations_.clear();
     groups_.clear();
     destructing_.clear();
     pending_.clear();

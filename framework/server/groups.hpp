@@ -42,6 +42,9 @@ struct GroupRecord {
     bool notify_termination = false;
 };
 
+// An invitee's answer in an invite-construct (group_invite.cpp).
+enum class GroupInvitationAnswer { pending, accepted, declined, failed };
+
 class Groups final : public DepartureListener {
   public:
     using JobBlobFn = std::function<std::vector<std::uint8_t>(const std::string &nspace)>;
@@ -74,6 +77,7 @@ class Groups final : public DepartureListener {
         bool orders_differ = false;
         bool assign_context_id = false;
         bool optional = false;            // PMIX_GROUP_OPTIONAL
+        bool ft_collective = false;       // PMIX_GROUP_FT_COLLECTIVE
         bool notify_termination = false;  // PMIX_GROUP_NOTIFY_TERMINATION
         std::set<ProcKey> missing;        // optional members that departed or never came
         std::uint32_t timeout_s = 0;
@@ -84,6 +88,63 @@ class Groups final : public DepartureListener {
     void handle_construct(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_destruct(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_leave(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+
+    // ---- invite method (group_invite.cpp) ----
+    // An invite-construct under way, by group id; every participant is a
+    // client of this server.
+    struct Invitation {
+        using Answer = GroupInvitationAnswer;
+        ProcKey leader;
+        std::vector<pmix_proc_t> order;  // the leader, then the invitees as invited
+        std::map<ProcKey, Answer> answers;
+        // Answered, the leader's decision (group_decision) not in yet: the
+        // event code it was asked about.
+        std::map<ProcKey, pmix_status_t> undecided;
+        std::vector<PendingReply> leader_replies;  // the leader's invite calls
+        std::map<ProcKey, PendingReply> joined;    // the accepted invitees' join calls
+        std::set<ProcKey> voters;                  // leader failed: votes awaited
+        std::vector<ProcKey> volunteers;           // returned PMIX_GROUP_LEADER
+        bool abort_vote = false;
+        bool completing = false;  // the host's context id is awaited
+        bool optional = false;
+        bool notify_termination = false;
+        bool assign_context_id = false;
+        std::uint64_t timer = 0;
+    };
+    void handle_invite(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    void handle_join(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    void handle_decision(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    // Sends `code` about `about` to the leader for its decision (group_ask).
+    void ask_leader(Invitation &inv, const std::string &id, pmix_status_t code,
+                    const ProcKey &about);
+    // A group_ask message with `ev` to `to` (false: not connected).
+    bool send_ask(const ProcKey &to, const std::string &id, const events::Event &ev);
+    void invitee_failed(const std::string &id, const ProcKey &who);
+    void leader_failed(const std::string &id);
+    void finish_vote(const std::string &id);
+    // Completes the invitation when nothing is awaited any more.
+    void check_invitation(const std::string &id);
+    void complete_invitation(const std::string &id, std::optional<std::size_t> context_id);
+    // Ends the invitation with `status` for every caller; PMIX_GROUP_CONSTRUCT_ABORT
+    // is announced to the invitees by that event.
+    void end_invitation(const std::string &id, pmix_status_t status);
+    void invitation_timed_out(const std::string &id);
+    // `extra` (loaded infos) is owned by the call and released.
+    void raise_group_event(pmix_status_t code, const std::string &id, const pmix_proc_t *source,
+                           const std::vector<pmix_proc_t> &to, std::vector<pmix_info_t> extra = {});
+
+    // The reply body of a completed construct or invite for a member of
+    // nspace `caller_ns` (wire/protocol.hpp, group_construct).
+    struct MemberData {
+        std::vector<std::uint8_t> stream;  // the members' committed data
+        std::vector<std::pair<std::string, std::vector<std::uint8_t>>> blobs;  // job info
+    };
+    MemberData member_data(const GroupRecord &g, std::vector<std::uint8_t> remote_stream,
+                           const std::set<ProcKey> &from_host) const;
+    static std::vector<std::uint8_t> member_reply(const GroupRecord &g, pmix_status_t status,
+                                                  const std::map<ProcKey, std::uint64_t> &cids,
+                                                  const MemberData &data,
+                                                  const std::string &caller_ns);
     // Whether `g` is a live group with member `me`; if not, `reply` gets
     // PMIX_ERR_BAD_PARAM (destruct or leave of a group one is not in).
     bool caller_in(std::map<std::string, GroupRecord>::iterator g, const ProcKey &me,
@@ -104,7 +165,8 @@ class Groups final : public DepartureListener {
     // (PMIX_GROUP_ENDPT_DATA): the committed REMOTE blobs of the local
     // members and their PMIX_GROUP_LOCAL_CIDs.
     std::vector<std::uint8_t> endpoint_data(const Pending &p, const FenceTracker &t);
-    // PMIX_GROUP_MEMBER_FAILED about `gone` to `to` (the other members).
+    // PMIX_GROUP_MEMBER_FAILED about `gone` to `to` (the other members), then
+    // PMIX_GROUP_MEMBERSHIP_UPDATE with `to` as the membership.
     void raise_member_failed(const std::string &id, const ProcKey &gone,
                              const std::vector<pmix_proc_t> &to);
 
@@ -127,6 +189,7 @@ class Groups final : public DepartureListener {
         std::set<ProcKey> latecomers;
     };
     std::map<std::string, Failed> failed_;
+    std::map<std::string, Invitation> invitations_;
     std::size_t next_context_id_ = 1;
 };
 

@@ -151,6 +151,28 @@ enum class Command : std::uint16_t {
     // req: str group id, infos. rep: i32 status (the PMIX_GROUP_LEFT event
     //      was generated).
     group_leave = 98,
+    // Invite method (server/group_invite.cpp, client/groups.cpp). All
+    // participants are clients of one server.
+    // req: str group id, procs invitees (never empty), u32 timeout s (0:
+    //      none), infos directives. rep (when the group is complete, or its
+    //      construction failed): as group_construct's, the status
+    //      PMIX_SUCCESS or PMIX_ERR_PARTIAL_SUCCESS (some did not join).
+    //      A second invite of the leader under the same id adds invitees.
+    group_invite = 99,
+    // req: str group id, proc leader (empty nspace: any), u8 opt
+    //      (pmix_group_opt_t), u32 timeout s, infos. rep: accept: as
+    //      group_construct's, when the group is complete; decline: i32 status at once.
+    group_join = 100,
+    // req: str group id, i32 event code answered, proc about, i32 decision
+    //      (PMIX_SUCCESS: go on, PMIX_GROUP_CONSTRUCT_ABORT: abort), u8
+    //      volunteer (a handler returned PMIX_GROUP_LEADER true). rep: i32 status.
+    group_decision = 101,
+    // Server -> client, no reply: str group id, event payload. The client
+    // runs the event's chain among its handlers (registered or not with the
+    // server) and answers with group_decision: the invitees' answers to the
+    // leader (PMIX_GROUP_INVITE_ACCEPTED/_DECLINED/_FAILED) and
+    // PMIX_GROUP_LEADER_FAILED to the participants.
+    group_ask = 102,
 };
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };

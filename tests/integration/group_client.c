@@ -18,16 +18,20 @@
  *                                   group: PMIX_ERR_BAD_PARAM; directives not
  *                                   built yet: PMIX_ERR_NOT_SUPPORTED
  *        group_client leave       - the last rank leaves; the others get
- *                                   PMIX_GROUP_LEFT, the group goes on
- *                                   without it (destruct of the rest)
+ *                                   PMIX_GROUP_LEFT and
+ *                                   PMIX_GROUP_MEMBERSHIP_UPDATE, the group
+ *                                   goes on without it (destruct of the rest)
  *        group_client query       - PMIX_QUERY_NUM_GROUPS, _GROUP_NAMES,
  *                                   _GROUP_MEMBERSHIP
  *        group_client optional-dead / optional-late - PMIX_GROUP_OPTIONAL:
  *                                   the last rank dies / comes too late;
  *                                   PMIX_ERR_PARTIAL_SUCCESS without it
+ *        group_client ft-dead     - PMIX_GROUP_FT_COLLECTIVE: as optional-dead,
+ *                                   the construct goes on with the survivors
  *        group_client notify      - PMIX_GROUP_NOTIFY_TERMINATION: the last
  *                                   rank ends without destruct; the others
- *                                   get PMIX_GROUP_MEMBER_FAILED and destruct
+ *                                   get PMIX_GROUP_MEMBER_FAILED and
+ *                                   PMIX_GROUP_MEMBERSHIP_UPDATE, and destruct
  *        group_client notify-group - PMIx_Notify_event to {group, rank}
  *                                   and {group, WILDCARD}
  *        group_client parent      - rank 0 spawns 2 children; parent and
@@ -200,6 +204,35 @@ static size_t construct(const char *grp, const pmix_proc_t *procs, size_t n, int
     return construct_as(grp, procs, n, NULL, 0, assign, local_cid);
 }
 
+/* PMIx_Get_nb of `key` of `who`: its status, and the string or the array
+ * size of its value. */
+struct got {
+    volatile int done;
+    pmix_status_t status;
+    char text[64];
+    size_t size;
+};
+
+static void got_cb(pmix_status_t status, pmix_value_t *kv, void *cbdata) {
+    struct got *g = cbdata;
+    g->status = status;
+    if (status == PMIX_SUCCESS && kv->type == PMIX_STRING)
+        snprintf(g->text, sizeof g->text, "%s", kv->data.string);
+    if (status == PMIX_SUCCESS && kv->type == PMIX_DATA_ARRAY) g->size = kv->data.darray->size;
+    g->done = 1;
+}
+
+static void get_nb(const pmix_proc_t *who, const char *key, const char *grp, struct got *g) {
+    pmix_info_t q[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&q[0], PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&q[1], PMIX_GROUP_ID, grp, PMIX_STRING);
+    memset(g, 0, sizeof *g);
+    CHECK(PMIx_Get_nb(who, key, q, grp != NULL ? 2 : 1, got_cb, g), "Get_nb");
+    while (!g->done) usleep(1000); /* bounded by alarm() */
+    PMIX_INFO_DESTRUCT(&q[1]);
+}
+
 static void mode_construct(void) {
     char text[64];
     snprintf(text, sizeof text, "rank %u", me.rank);
@@ -216,9 +249,18 @@ static void mode_construct(void) {
         snprintf(text, sizeof text, "rank %u", procs[g].rank);
         expect_key(&procs[g], "member.key", text);
         expect_key(&by_group, "member.key", text);
+        /* The non-blocking Get translates the group address too. */
+        struct got g_nb;
+        get_nb(&by_group, "member.key", NULL, &g_nb);
+        CHECK(g_nb.status, "Get_nb {group, rank}");
+        if (strcmp(g_nb.text, text) != 0) FAIL("Get_nb of group rank %u: '%s'", g, g_nb.text);
         if (get_size_t(&procs[g], PMIX_GROUP_LOCAL_CID, "test-grp") != 100 + procs[g].rank)
             FAIL("local cid of %u", procs[g].rank);
     }
+    struct got members_nb;
+    get_nb(&me, PMIX_GROUP_MEMBERSHIP, "test-grp", &members_nb);
+    CHECK(members_nb.status, "Get_nb membership");
+    if (members_nb.size != nprocs) FAIL("Get_nb membership has %zu", members_nb.size);
     /* The group as a fence address. */
     pmix_proc_t wild;
     PMIX_LOAD_PROCID(&wild, "test-grp", PMIX_RANK_WILDCARD);
@@ -353,6 +395,19 @@ static void mode_badids(void) {
 
 static volatile int left_seen = 0;
 static pmix_proc_t left_source;
+/* PMIX_GROUP_MEMBERSHIP_UPDATE: the size of the membership it carried. */
+static volatile size_t update_size = 0;
+
+static void on_update(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                      pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                      pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)source, (void)results, (void)nresults;
+    for (size_t i = 0; i < ninfo; ++i)
+        if (status == PMIX_GROUP_MEMBERSHIP_UPDATE &&
+            PMIX_CHECK_KEY(&info[i], PMIX_GROUP_MEMBERSHIP))
+            update_size = info[i].value.data.darray->size;
+    if (cbfunc != NULL) cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
 
 static void on_left(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                     size_t ninfo, pmix_info_t *results, size_t nresults,
@@ -379,6 +434,8 @@ static void mode_leave(void) {
     pmix_proc_t *procs = all_ranks(0);
     pmix_status_t code = PMIX_GROUP_LEFT, reg = PMIX_ERR_TIMEOUT;
     PMIx_Register_event_handler(&code, 1, NULL, 0, on_left, registered, &reg);
+    pmix_status_t ucode = PMIX_GROUP_MEMBERSHIP_UPDATE, ureg = PMIX_ERR_TIMEOUT;
+    PMIx_Register_event_handler(&ucode, 1, NULL, 0, on_update, registered, &ureg);
     construct("leave-grp", procs, nprocs, 0, SIZE_MAX);
     const pmix_rank_t leaver = nprocs - 1;
     if (me.rank == leaver) {
@@ -389,6 +446,7 @@ static void mode_leave(void) {
     } else {
         while (!left_seen) usleep(1000); /* bounded by alarm() */
         if (left_source.rank != leaver) FAIL("PMIX_GROUP_LEFT from rank %u", left_source.rank);
+        while (update_size != nprocs - 1) usleep(1000); /* bounded by alarm() */
         pmix_value_t *val = NULL;
         pmix_info_t q;
         PMIX_INFO_LOAD(&q, PMIX_GROUP_ID, "leave-grp", PMIX_STRING);
@@ -452,14 +510,14 @@ static void mode_query(void) {
 /* PMIX_GROUP_OPTIONAL: the last rank dies after PMIx_Init ("dead") or comes
  * after the others' PMIX_TIMEOUT ("late"); the others' group forms without
  * it, PMIX_ERR_PARTIAL_SUCCESS with the reduced membership. */
-static void mode_optional(int dead) {
+static void mode_optional(int dead, const char *key) {
     pmix_proc_t *procs = all_ranks(0);
     const pmix_rank_t last = nprocs - 1;
     if (dead && me.rank == last) raise(SIGKILL);
     pmix_info_t info[2];
     bool yes = true;
     int timeout = dead ? 30 : 2;
-    PMIX_INFO_LOAD(&info[0], PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[0], key, &yes, PMIX_BOOL);
     PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
     pmix_info_t *results = NULL;
     size_t nresults = 0;
@@ -506,6 +564,8 @@ static void mode_notify(void) {
     pmix_proc_t *procs = all_ranks(0);
     pmix_status_t code = PMIX_GROUP_MEMBER_FAILED, reg = PMIX_ERR_TIMEOUT;
     PMIx_Register_event_handler(&code, 1, NULL, 0, on_member_failed, registered, &reg);
+    pmix_status_t ucode = PMIX_GROUP_MEMBERSHIP_UPDATE, ureg = PMIX_ERR_TIMEOUT;
+    PMIx_Register_event_handler(&ucode, 1, NULL, 0, on_update, registered, &ureg);
     pmix_info_t info[2];
     bool yes = true;
     int timeout = 30;
@@ -527,6 +587,7 @@ static void mode_notify(void) {
     CHECK(d.status, "destruct of the survivors");
     while (!failed_seen) usleep(1000); /* bounded by alarm() */
     if (failed_rank != nprocs - 1) FAIL("PMIX_GROUP_MEMBER_FAILED about rank %u", failed_rank);
+    while (update_size != nprocs - 1) usleep(1000); /* bounded by alarm() */
     free(procs);
     printf("group member failed ok\n");
 }
@@ -650,9 +711,11 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "query") == 0) {
         mode_query();
     } else if (strcmp(mode, "optional-dead") == 0) {
-        mode_optional(1);
+        mode_optional(1, PMIX_GROUP_OPTIONAL);
     } else if (strcmp(mode, "optional-late") == 0) {
-        mode_optional(0);
+        mode_optional(0, PMIX_GROUP_OPTIONAL);
+    } else if (strcmp(mode, "ft-dead") == 0) {
+        mode_optional(1, PMIX_GROUP_FT_COLLECTIVE);
     } else if (strcmp(mode, "notify") == 0) {
         mode_notify();
     } else if (strcmp(mode, "notify-group") == 0) {

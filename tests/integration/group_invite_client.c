@@ -1,0 +1,490 @@
+/* The invite method of PMIx groups (docs/groups.md, "Invite and join"), one
+ * rule per mode; rank 0 is the leader (the inviter). Each wait is bounded:
+ * alarm() for events, PMIX_TIMEOUT where the rule needs it, pmixrun
+ * --timeout and the ctest TIMEOUT around it. Nothing waits on time passing:
+ * a process that must answer late waits for a fence the others enter once
+ * their own calls returned.
+ *
+ * usage: group_invite_client accept   - every other rank is invited and
+ *                                       accepts (odd ranks with join_nb in
+ *                                       the PMIX_GROUP_INVITED handler, even
+ *                                       ranks with a blocking join after it);
+ *                                       membership in invite order, one
+ *                                       context id, CONSTRUCT_COMPLETE to all
+ *        group_invite_client decline  - ranks 1, 2 invited; 2 declines; the
+ *                                       leader's DECLINED handler invites 3 in
+ *                                       its place: {0, 1, 3}, PARTIAL_SUCCESS
+ *        group_invite_client dies     - the last rank dies in its INVITED
+ *                                       handler: INVITE_FAILED to the leader,
+ *                                       the group forms without it
+ *        group_invite_client timeout | optional-timeout - rank 2 answers
+ *                                       after the invite's PMIX_TIMEOUT:
+ *                                       TIMEOUT for all / (PMIX_GROUP_OPTIONAL)
+ *                                       the group {0, 1}, PARTIAL_SUCCESS
+ *        group_invite_client abort    - the leader's ACCEPTED handler returns
+ *                                       PMIX_GROUP_CONSTRUCT_ABORT: every
+ *                                       invitee gets that event, the calls
+ *                                       return it
+ *        group_invite_client leader-fails | leader-fails-default - the
+ *                                       leader dies after ranks 1, 2 accepted;
+ *                                       LEADER_FAILED to 1, 2, 3; rank 2
+ *                                       volunteers (PMIX_GROUP_LEADER in its
+ *                                       handler's results) / nobody does and
+ *                                       rank 1 (the lowest) leads;
+ *                                       LEADER_SELECTED names it; rank 3 then
+ *                                       accepts and the group completes */
+#include <pmix.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static pmix_proc_t me;
+static uint32_t nprocs;
+static const char *mode;
+
+#define FAIL(...)                                       \
+    do {                                                \
+        fprintf(stderr, "%s:%u: ", me.nspace, me.rank); \
+        fprintf(stderr, __VA_ARGS__);                   \
+        fprintf(stderr, "\n");                          \
+        exit(1);                                        \
+    } while (0)
+
+#define CHECK(rc, what)                                                        \
+    do {                                                                       \
+        pmix_status_t _rc = (rc);                                              \
+        if (_rc != PMIX_SUCCESS) FAIL("%s: %s", what, PMIx_Error_string(_rc)); \
+    } while (0)
+
+static const char *GRP = "inv-grp";
+
+/* What the handlers saw (written on the progress thread, read by main). */
+static volatile int invited = 0, completed = 0, aborted = 0, leader_failed = 0, selected = 0;
+static volatile int accepted_seen = 0, declined_seen = 0, failed_seen = 0;
+static pmix_proc_t inviter, failed_proc, new_leader;
+static volatile size_t complete_members = 0;
+static volatile pmix_status_t join_nb_status = PMIX_ERR_TIMEOUT;
+static volatile int join_nb_done = 0;
+
+static int is_our_group(const pmix_info_t info[], size_t ninfo) {
+    for (size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_ID) && info[i].value.type == PMIX_STRING &&
+            strcmp(info[i].value.data.string, GRP) == 0)
+            return 1;
+    return 0;
+}
+
+static const pmix_proc_t *affected(const pmix_info_t info[], size_t ninfo) {
+    for (size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC)) return info[i].value.data.proc;
+    return NULL;
+}
+
+static void membership(pmix_info_t *results, size_t n, char *out, size_t len);
+static size_t context_id(pmix_info_t *results, size_t n);
+static char cb_members[128];
+static size_t cb_cid = SIZE_MAX;
+
+static void join_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                    pmix_release_cbfunc_t release_fn, void *release_cbdata) {
+    (void)cbdata;
+    membership(info, ninfo, cb_members, sizeof cb_members);
+    cb_cid = context_id(info, ninfo);
+    join_nb_status = status;
+    join_nb_done = 1;
+    if (release_fn != NULL) release_fn(release_cbdata);
+}
+
+static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                     size_t ninfo, pmix_info_t *results, size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)results, (void)nresults;
+    pmix_status_t answer = PMIX_SUCCESS;
+    static pmix_info_t volunteer;
+    pmix_info_t *out = NULL;
+    size_t nout = 0;
+    if (!is_our_group(info, ninfo)) goto done;
+    const pmix_proc_t *who = affected(info, ninfo);
+    switch (status) {
+        case PMIX_GROUP_INVITED:
+            inviter = *source;
+            if (strcmp(mode, "dies") == 0 && me.rank == nprocs - 1) raise(SIGKILL);
+            /* Odd ranks answer from inside the handler: only the _nb form may. */
+            if (strcmp(mode, "accept") == 0 && me.rank % 2 == 1)
+                CHECK(PMIx_Group_join_nb(GRP, source, PMIX_GROUP_ACCEPT, NULL, 0, join_cb, NULL),
+                      "join_nb");
+            invited = 1;
+            break;
+        case PMIX_GROUP_INVITE_ACCEPTED:
+            ++accepted_seen;
+            if (strcmp(mode, "abort") == 0) answer = PMIX_GROUP_CONSTRUCT_ABORT;
+            if (strncmp(mode, "leader-fails", 12) == 0 && me.rank == 0 && accepted_seen == 2)
+                raise(SIGKILL);
+            break;
+        case PMIX_GROUP_INVITE_DECLINED:
+            declined_seen = 1;
+            if (who == NULL || who->rank != 2) FAIL("DECLINED names no rank 2");
+            if (strcmp(mode, "decline") == 0) {
+                /* Invite rank 3 in its place (only the _nb form in a handler). */
+                pmix_proc_t repl;
+                PMIX_LOAD_PROCID(&repl, me.nspace, 3);
+                CHECK(PMIx_Group_invite_nb(GRP, &repl, 1, NULL, 0, join_cb, NULL), "invite_nb");
+            }
+            break;
+        case PMIX_GROUP_INVITE_FAILED:
+            if (who != NULL) failed_proc = *who;
+            failed_seen = 1;
+            break;
+        case PMIX_GROUP_CONSTRUCT_COMPLETE:
+            for (size_t i = 0; i < ninfo; ++i)
+                if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_MEMBERSHIP))
+                    complete_members = info[i].value.data.darray->size;
+            completed = 1;
+            break;
+        case PMIX_GROUP_CONSTRUCT_ABORT:
+            aborted = 1;
+            break;
+        case PMIX_GROUP_LEADER_FAILED:
+            leader_failed = 1;
+            if (strcmp(mode, "leader-fails") == 0 && me.rank == 2) {
+                bool yes = true;
+                PMIX_INFO_LOAD(&volunteer, PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
+                out = &volunteer;
+                nout = 1;
+            }
+            break;
+        case PMIX_GROUP_LEADER_SELECTED:
+            if (who != NULL) new_leader = *who;
+            selected = 1;
+            break;
+        default:
+            break;
+    }
+done:
+    if (cbfunc != NULL) cbfunc(answer, out, nout, NULL, NULL, cbdata);
+}
+
+static void registered(pmix_status_t status, size_t ref, void *cbdata) {
+    (void)ref;
+    *(volatile pmix_status_t *)cbdata = status;
+}
+
+static void register_all(void) {
+    pmix_status_t codes[] = {
+        PMIX_GROUP_INVITED,       PMIX_GROUP_INVITE_ACCEPTED,    PMIX_GROUP_INVITE_DECLINED,
+        PMIX_GROUP_INVITE_FAILED, PMIX_GROUP_CONSTRUCT_COMPLETE, PMIX_GROUP_CONSTRUCT_ABORT,
+        PMIX_GROUP_LEADER_FAILED, PMIX_GROUP_LEADER_SELECTED};
+    volatile pmix_status_t reg = PMIX_ERR_TIMEOUT;
+    PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event,
+                                registered, (void *)&reg);
+    while (reg == PMIX_ERR_TIMEOUT) usleep(1000); /* bounded by alarm() */
+    CHECK(reg, "register");
+}
+
+static void wait_flag(volatile int *flag) {
+    while (!*flag) usleep(1000); /* bounded by alarm() */
+}
+
+/* The membership in the results, as ranks ("0,1,3"). */
+static void membership(pmix_info_t *results, size_t n, char *out, size_t len) {
+    out[0] = '\0';
+    for (size_t i = 0; i < n; ++i) {
+        if (!PMIX_CHECK_KEY(&results[i], PMIX_GROUP_MEMBERSHIP)) continue;
+        pmix_proc_t *p = (pmix_proc_t *)results[i].value.data.darray->array;
+        for (size_t k = 0; k < results[i].value.data.darray->size; ++k) {
+            char one[16];
+            snprintf(one, sizeof one, "%s%u", k ? "," : "", p[k].rank);
+            strncat(out, one, len - strlen(out) - 1);
+        }
+    }
+}
+
+static size_t context_id(pmix_info_t *results, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+        if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_CONTEXT_ID)) return results[i].value.data.size;
+    return SIZE_MAX;
+}
+
+static pmix_proc_t *ranks(const pmix_rank_t *list, size_t n) {
+    pmix_proc_t *procs = calloc(n, sizeof(pmix_proc_t));
+    for (size_t i = 0; i < n; ++i) PMIX_LOAD_PROCID(&procs[i], me.nspace, list[i]);
+    return procs;
+}
+
+/* Every process's context id is rank 0's (through a collecting fence). */
+static void same_context_id(size_t cid) {
+    pmix_value_t v;
+    v.type = PMIX_SIZE;
+    v.data.size = cid;
+    CHECK(PMIx_Put(PMIX_GLOBAL, "inv.cid", &v), "Put");
+    CHECK(PMIx_Commit(), "Commit");
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    CHECK(PMIx_Fence(NULL, 0, &collect, 1), "Fence");
+    for (uint32_t r = 0; r < nprocs; ++r) {
+        pmix_proc_t p;
+        pmix_value_t *val = NULL;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK(PMIx_Get(&p, "inv.cid", NULL, 0, &val), "Get cid");
+        if (val->data.size != cid)
+            FAIL("rank %u has context id %zu, not %zu", r, val->data.size, cid);
+        PMIX_VALUE_RELEASE(val);
+    }
+}
+
+static void mode_accept(void) {
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    char members[128];
+    if (me.rank == 0) {
+        pmix_rank_t list[64];
+        for (uint32_t r = 1; r < nprocs; ++r) list[r - 1] = r;
+        pmix_proc_t *procs = ranks(list, nprocs - 1);
+        pmix_info_t dir;
+        bool yes = true;
+        PMIX_INFO_LOAD(&dir, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+        CHECK(PMIx_Group_invite(GRP, procs, nprocs - 1, &dir, 1, &results, &nresults), "invite");
+        free(procs);
+        if (accepted_seen != (int)nprocs - 1)
+            FAIL("the leader's handler saw %d accepted", accepted_seen);
+    } else {
+        wait_flag(&invited);
+        if (inviter.rank != 0) FAIL("invited by rank %u", inviter.rank);
+        if (me.rank % 2 == 1) {
+            wait_flag(&join_nb_done);
+            CHECK(join_nb_status, "join_nb");
+            /* The results came to the callback. */
+            if (strcmp(cb_members, "") == 0) FAIL("join_nb's callback had no membership");
+        } else {
+            CHECK(PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults),
+                  "join");
+        }
+    }
+    if (me.rank % 2 == 1) {
+        strcpy(members, cb_members);
+    } else {
+        membership(results, nresults, members, sizeof members);
+    }
+    char want[128] = "";
+    for (uint32_t r = 0; r < nprocs; ++r) {
+        char one[16];
+        snprintf(one, sizeof one, "%s%u", r ? "," : "", r);
+        strcat(want, one);
+    }
+    if (strcmp(members, want) != 0) FAIL("membership %s, not %s", members, want);
+    const size_t cid = me.rank % 2 == 1 ? cb_cid : context_id(results, nresults);
+    if (cid == SIZE_MAX) FAIL("no context id");
+    PMIX_INFO_FREE(results, nresults);
+    wait_flag(&completed);
+    if (complete_members != nprocs) FAIL("CONSTRUCT_COMPLETE with %zu members", complete_members);
+    same_context_id(cid);
+    /* The group is an address now: a fence over it, then destruct. */
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, GRP, PMIX_RANK_WILDCARD);
+    CHECK(PMIx_Fence(&all, 1, NULL, 0), "Fence over the group");
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("invite accept ok: %s\n", members);
+}
+
+static void mode_decline(void) {
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    char members[128] = "";
+    pmix_status_t rc;
+    if (me.rank == 0) {
+        const pmix_rank_t list[] = {1, 2};
+        pmix_proc_t *procs = ranks(list, 2);
+        rc = PMIx_Group_invite(GRP, procs, 2, NULL, 0, &results, &nresults);
+        free(procs);
+        if (rc != PMIX_ERR_PARTIAL_SUCCESS) FAIL("invite: %s", PMIx_Error_string(rc));
+        if (!declined_seen) FAIL("no PMIX_GROUP_INVITE_DECLINED");
+        membership(results, nresults, members, sizeof members);
+        wait_flag(&join_nb_done); /* the replacement invite's callback */
+    } else if (me.rank == 2) {
+        wait_flag(&invited);
+        CHECK(PMIx_Group_join(GRP, &inviter, PMIX_GROUP_DECLINE, NULL, 0, &results, &nresults),
+              "decline");
+        if (nresults != 0) FAIL("a decline has results");
+    } else if (me.rank == 1 || me.rank == 3) {
+        wait_flag(&invited);
+        CHECK(PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults),
+              "join");
+        membership(results, nresults, members, sizeof members);
+    }
+    PMIX_INFO_FREE(results, nresults);
+    if (me.rank != 2 && me.rank <= 3) {
+        if (strcmp(members, "0,1,3") != 0) FAIL("membership %s, not 0,1,3", members);
+        wait_flag(&completed);
+        CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+        printf("invite decline ok: %s\n", members);
+    } else if (me.rank == 2) {
+        printf("invite declined ok\n");
+    }
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+}
+
+static void mode_dies(void) {
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    char members[128] = "";
+    if (me.rank == 0) {
+        pmix_rank_t list[64];
+        for (uint32_t r = 1; r < nprocs; ++r) list[r - 1] = r;
+        pmix_proc_t *procs = ranks(list, nprocs - 1);
+        pmix_status_t rc = PMIx_Group_invite(GRP, procs, nprocs - 1, NULL, 0, &results, &nresults);
+        free(procs);
+        if (rc != PMIX_ERR_PARTIAL_SUCCESS) FAIL("invite: %s", PMIx_Error_string(rc));
+        if (!failed_seen || failed_proc.rank != nprocs - 1)
+            FAIL("no PMIX_GROUP_INVITE_FAILED about rank %u", nprocs - 1);
+    } else {
+        wait_flag(&invited); /* the last rank dies in its handler */
+        CHECK(PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults),
+              "join");
+    }
+    membership(results, nresults, members, sizeof members);
+    PMIX_INFO_FREE(results, nresults);
+    if (strcmp(members, "0,1,2") != 0) FAIL("membership %s, not 0,1,2", members);
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("invite without the dead ok: %s\n", members);
+}
+
+static void mode_timeout(int optional) {
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    char members[128] = "";
+    pmix_status_t rc;
+    const pmix_status_t want = optional ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_ERR_TIMEOUT;
+    if (me.rank == 0) {
+        const pmix_rank_t list[] = {1, 2};
+        pmix_proc_t *procs = ranks(list, 2);
+        pmix_info_t dir[2];
+        bool yes = true;
+        int timeout = 2;
+        PMIX_INFO_LOAD(&dir[0], PMIX_TIMEOUT, &timeout, PMIX_INT);
+        PMIX_INFO_LOAD(&dir[1], PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
+        rc = PMIx_Group_invite(GRP, procs, 2, dir, optional ? 2 : 1, &results, &nresults);
+        free(procs);
+        if (rc != want) FAIL("invite: %s", PMIx_Error_string(rc));
+    } else if (me.rank == 1) {
+        wait_flag(&invited);
+        rc = PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults);
+        if (rc != (optional ? PMIX_SUCCESS : PMIX_ERR_TIMEOUT))
+            FAIL("join: %s", PMIx_Error_string(rc));
+    } else {
+        /* Answers only once the others' calls returned. */
+        CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+        rc = PMIx_Group_join(GRP, NULL, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults);
+        if (rc != PMIX_ERR_TIMEOUT) FAIL("late join: %s", PMIx_Error_string(rc));
+        printf("invite latecomer ok\n");
+        return;
+    }
+    membership(results, nresults, members, sizeof members);
+    PMIX_INFO_FREE(results, nresults);
+    if (optional && strcmp(members, "0,1") != 0) FAIL("membership %s, not 0,1", members);
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+    if (optional) CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("invite timeout ok: %s\n", optional ? members : "timed out");
+}
+
+static void mode_abort(void) {
+    pmix_status_t rc;
+    if (me.rank == 0) {
+        pmix_rank_t list[64];
+        for (uint32_t r = 1; r < nprocs; ++r) list[r - 1] = r;
+        pmix_proc_t *procs = ranks(list, nprocs - 1);
+        rc = PMIx_Group_invite(GRP, procs, nprocs - 1, NULL, 0, NULL, NULL);
+        free(procs);
+        if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("invite: %s", PMIx_Error_string(rc));
+    } else if (me.rank == 1) {
+        wait_flag(&invited);
+        rc = PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
+        if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("join: %s", PMIx_Error_string(rc));
+        wait_flag(&aborted);
+    } else {
+        wait_flag(&invited);
+        wait_flag(&aborted); /* before answering */
+        rc = PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
+        if (rc != PMIX_GROUP_CONSTRUCT_ABORT)
+            FAIL("join after the abort: %s", PMIx_Error_string(rc));
+    }
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+    printf("invite abort ok\n");
+}
+
+static void mode_leader_fails(int volunteer) {
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    char members[128] = "";
+    const pmix_rank_t expected = volunteer ? 2 : 1;
+    if (me.rank == 0) {
+        const pmix_rank_t list[] = {1, 2, 3};
+        pmix_proc_t *procs = ranks(list, 3);
+        PMIx_Group_invite(GRP, procs, 3, NULL, 0, NULL, NULL); /* dies in its handler */
+        FAIL("the leader's invite returned");
+    }
+    wait_flag(&invited);
+    if (me.rank == 3) {
+        wait_flag(&selected); /* answers the new leader only */
+        if (new_leader.rank != expected) FAIL("LEADER_SELECTED names rank %u", new_leader.rank);
+        CHECK(PMIx_Group_join(GRP, &new_leader, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults),
+              "join");
+    } else {
+        CHECK(PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults),
+              "join");
+    }
+    if (!leader_failed) FAIL("no PMIX_GROUP_LEADER_FAILED");
+    wait_flag(&selected);
+    if (new_leader.rank != expected) FAIL("LEADER_SELECTED names rank %u", new_leader.rank);
+    membership(results, nresults, members, sizeof members);
+    PMIX_INFO_FREE(results, nresults);
+    const char *want = volunteer ? "2,1,3" : "1,2,3";
+    if (strcmp(members, want) != 0) FAIL("membership %s, not %s", members, want);
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("invite new leader ok: rank %u leads %s\n", new_leader.rank, members);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr,
+                "usage: group_invite_client accept|decline|dies|timeout|optional-timeout|"
+                "abort|leader-fails|leader-fails-default\n");
+        return 2;
+    }
+    mode = argv[1];
+    alarm(60); /* every wait below is bounded */
+    CHECK(PMIx_Init(&me, NULL, 0), "PMIx_Init");
+    pmix_proc_t wild;
+    pmix_value_t *val = NULL;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val), "Get job size");
+    nprocs = val->data.uint32;
+    PMIX_VALUE_RELEASE(val);
+    register_all();
+    /* Everyone is registered before anyone invites. */
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+    if (strcmp(mode, "accept") == 0) {
+        mode_accept();
+    } else if (strcmp(mode, "decline") == 0) {
+        mode_decline();
+    } else if (strcmp(mode, "dies") == 0) {
+        mode_dies();
+    } else if (strcmp(mode, "timeout") == 0) {
+        mode_timeout(0);
+    } else if (strcmp(mode, "optional-timeout") == 0) {
+        mode_timeout(1);
+    } else if (strcmp(mode, "abort") == 0) {
+        mode_abort();
+    } else if (strcmp(mode, "leader-fails") == 0) {
+        mode_leader_fails(1);
+    } else if (strcmp(mode, "leader-fails-default") == 0) {
+        mode_leader_fails(0);
+    } else {
+        FAIL("unknown mode %s", mode);
+    }
+    CHECK(PMIx_Finalize(NULL, 0), "PMIx_Finalize");
+    return 0;
+}
