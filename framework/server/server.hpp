@@ -32,6 +32,7 @@
 #include "server/allocation.hpp"
 #include "server/cleanup.hpp"
 #include "server/collectives.hpp"
+#include "server/connections.hpp"
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
 #include "server/groups.hpp"
@@ -121,25 +122,7 @@ class Server : private DepartureListener {
                       });
     }
 
-    struct Peer {
-        bool authenticated = false;
-        ProcKey proc;
-    };
-    struct ListenerRecord {
-        std::unique_ptr<mca::ptl::Listener> listener;
-        event *ev = nullptr;
-        Server *server = nullptr;
-    };
-
-    static void on_accept(int fd, short what, void *arg);
-    void accept_all(ListenerRecord &rec);
-    void on_frame(wire::Channel &ch, wire::Frame &&frame);
-    void on_close(wire::Channel &ch, const std::string &reason);
-
     // Request handlers: the dispatch table (README.md, "Adding a request").
-    void handle_handshake(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    void handle_finalize(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    void handle_abort(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_spawn(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // spawn.cpp
     void handle_publish(wire::Channel &ch, wire::Frame &frame,
                         ClientRecord *client);                                        // publish.cpp
@@ -163,8 +146,6 @@ class Server : private DepartureListener {
 
     void refuse(wire::Channel &ch, const wire::Frame &frame, pmix_status_t status,
                 const std::string &reason);
-    void finish_handshake(std::weak_ptr<wire::Channel> ch, wire::Frame request, ProcKey key,
-                          pmix_status_t status);
     ClientRecord *find_client(const ProcKey &key) { return clients_.find_client(key); }
     JobRecord *find_job(const std::string &nspace) { return clients_.find_job(nspace); }
 
@@ -184,10 +165,7 @@ class Server : private DepartureListener {
     pmix_proc_t self_{};
     std::shared_ptr<ptl_base::Transports> transports_;
     std::shared_ptr<gds_base::Datastore> store_;
-    std::vector<std::unique_ptr<ListenerRecord>> listeners_;
-    std::vector<std::pair<int, std::string>> uris_;  // (priority, uri), best first
     RequestTable requests_;
-    std::map<wire::Channel *, std::pair<std::shared_ptr<wire::Channel>, Peer>> channels_;
     ClientTable clients_;  // jobs and client records; departures
     // What PMIx_server_setup_local_support was given, per nspace (setup.cpp).
     std::map<std::string, wire::InfoArray> local_support_;
@@ -221,6 +199,17 @@ class Server : private DepartureListener {
                    [this](std::shared_ptr<const events::Event> ev) {
                        events_.notify_from_host(std::move(ev));
                    }};
+    // listeners, channels, handshake, finalize, abort (connections.hpp)
+    Connections connections_{
+        clients_, host_, requests_, self_,
+        ConnectionHooks{
+            [this](const std::string &nspace) { return job_blob(nspace); },
+            [this](const std::string &nspace) { collectives_.client_connected(nspace); },
+            [this](const ProcKey &key) { return is_tool(key); },
+            [this](wire::Channel &ch, wire::Frame &frame, const pmix_proc_t &requested,
+                   std::uint32_t uid, std::uint32_t gid, std::uint32_t pid, wire::InfoArray info) {
+                handle_tool_handshake(ch, frame, requested, uid, gid, pid, std::move(info));
+            }}};
 };
 
 }  // namespace pmixpp::server

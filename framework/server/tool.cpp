@@ -197,9 +197,7 @@ void Server::handle_tool_handshake(Channel &ch, Frame &frame, const pmix_proc_t 
         rec.state = ClientRecord::State::connected;
         rec.channel = c;
         tools_.insert(key);
-        auto &peer = channels_[c.get()].second;
-        peer.authenticated = true;
-        peer.proc = key;
+        connections_.authenticate(*c, key);
         c->reply(request, BodyWriter().i32(PMIX_SUCCESS).str("").proc(self_).proc(proc).take());
         log()->info("server: tool {} (pid {}) connected from {}", describe(key), pid,
                     c->describe_peer());
