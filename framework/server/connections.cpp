@@ -28,6 +28,9 @@ auto log() {
 
 // How long an accepted connection may stay silent before its handshake.
 constexpr std::chrono::seconds kHandshakeTimeout{30};
+// Out of descriptors: the first retry of accept, doubled up to the last.
+constexpr std::chrono::milliseconds kFirstAcceptRetry{10};
+constexpr std::chrono::milliseconds kLastAcceptRetry{1000};
 
 }  // namespace
 
@@ -88,6 +91,7 @@ void Connections::close_all() {
     channels_.clear();
     for (auto &[ptr, entry] : channels) entry.first->close("server finalizing");
     for (auto &rec : listeners_) {
+        if (rec->retry_timer != 0) ProgressEngine::instance().cancel(rec->retry_timer);
         if (rec->ev != nullptr) event_free(rec->ev);
     }
     listeners_.clear();
@@ -103,7 +107,18 @@ void Connections::accept_all(ListenerRecord &rec) {
     for (;;) {
         auto accepted = rec.listener->accept();
         if (!accepted) {
-            if (accepted.status().code() != PMIX_ERR_WOULD_BLOCK) {
+            const pmix_status_t code = accepted.status().code();
+            if (code == PMIX_ERR_OUT_OF_RESOURCE) {
+                pause_accepting(rec, accepted.status().message());
+                return;
+            }
+            if (code == PMIX_ERR_WOULD_BLOCK && rec.exhausted) {
+                // Every pending connection was taken: the episode is over.
+                log()->info("server: accepting on {} again ({} attempts found no descriptor)",
+                            rec.listener->uri(), rec.failed_attempts);
+                rec.exhausted = false;
+                rec.failed_attempts = 0;
+            } else if (code != PMIX_ERR_WOULD_BLOCK) {
                 log()->warn("server: accept on {} failed: {}", rec.listener->uri(),
                             accepted.status().message());
             }
@@ -126,6 +141,37 @@ void Connections::accept_all(ListenerRecord &rec) {
             }
         });
     }
+}
+
+void Connections::pause_accepting(ListenerRecord &rec, const std::string &why) {
+    ++rec.failed_attempts;
+    if (!rec.exhausted) {
+        // Once per episode: a peer holding many connections must not fill the log.
+        rec.exhausted = true;
+        rec.backoff = kFirstAcceptRetry;
+        log()->warn(
+            "server: {}; accepting on {} pauses until a connection closes (retried "
+            "every {} ms at most)",
+            why, rec.listener->uri(), kLastAcceptRetry.count());
+    } else {
+        rec.backoff = std::min(rec.backoff * 2, kLastAcceptRetry);
+    }
+    if (rec.paused) return;
+    event_del(rec.ev);
+    rec.paused = true;
+    ListenerRecord *r = &rec;
+    rec.retry_timer = ProgressEngine::instance().after(rec.backoff, [this, r] {
+        r->retry_timer = 0;
+        resume_accepting(*r);
+    });
+}
+
+void Connections::resume_accepting(ListenerRecord &rec) {
+    if (!rec.paused) return;
+    if (rec.retry_timer != 0) ProgressEngine::instance().cancel(rec.retry_timer);
+    rec.retry_timer = 0;
+    rec.paused = false;
+    event_add(rec.ev, nullptr);  // fires at once while connections are pending
 }
 
 void Connections::on_frame(Channel &ch, Frame &&frame) {
@@ -158,6 +204,8 @@ void Connections::on_close(Channel &ch, const std::string &reason) {
     auto keep = it->second.first;  // the channel outlives this function
     Peer peer = it->second.second;
     channels_.erase(it);
+    // Its descriptor is free once `keep` goes: a paused listener may accept again.
+    for (auto &rec : listeners_) resume_accepting(*rec);
     if (!peer.authenticated) {
         if (ch.close_cause() == wire::CloseCause::peer_closed ||
             ch.close_cause() == wire::CloseCause::refused) {

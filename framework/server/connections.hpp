@@ -13,6 +13,7 @@
 
 #include <pmix_server.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -81,12 +82,25 @@ class Connections : public DepartureListener {
         std::unique_ptr<mca::ptl::Listener> listener;
         event *ev = nullptr;
         Connections *owner = nullptr;
+        // Out of descriptors (accept_all): the accept event is off until a
+        // channel closes or the back-off timer fires. An episode lasts until
+        // the pending connections are drained; it is logged once.
+        bool paused = false;
+        bool exhausted = false;
+        std::uint64_t failed_attempts = 0;  // in this episode
+        std::chrono::milliseconds backoff{0};
+        std::uint64_t retry_timer = 0;
     };
 
     void client_departed(const ProcKey &client, Departure why) override;
 
     static void on_accept(int fd, short what, void *arg);
     void accept_all(ListenerRecord &rec);
+    // No descriptor for a pending connection: stop watching the listener
+    // (it stays readable, so a watched one would fire again at once) and
+    // retry after a back-off, or sooner when a channel closes.
+    void pause_accepting(ListenerRecord &rec, const std::string &why);
+    void resume_accepting(ListenerRecord &rec);
     void on_frame(wire::Channel &ch, wire::Frame &&frame);
     void on_close(wire::Channel &ch, const std::string &reason);
 
