@@ -9,6 +9,7 @@
 
 #include "mca/logging.hpp"
 #include "runtime/progress.hpp"
+#include "server/peer_identity.hpp"
 #include "wire/protocol.hpp"
 
 namespace pmixpp::server {
@@ -24,6 +25,16 @@ namespace {
 
 auto log() {
     return mca::framework_logger("server");
+}
+
+// Compares the whole of both secrets whatever differs first, so that the
+// time taken does not tell how much of a guess was right.
+bool same_secret(const std::string &given, const std::string &expected) {
+    unsigned char diff = given.size() == expected.size() ? 0 : 1;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+    }
+    return diff == 0;
 }
 
 // How long an accepted connection may stay silent before its handshake.
@@ -129,6 +140,9 @@ void Connections::accept_all(ListenerRecord &rec) {
             [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
             [this](Channel &c, const std::string &reason) { on_close(c, reason); });
         if (!ch) continue;
+        // Until its handshake succeeds a peer is held to the tight limits:
+        // checked on each header, before its body is buffered or inflated.
+        ch->set_receive_limits(wire::FrameLimits::before_handshake());
         log()->debug("server: accepted {}", ch->describe_peer());
         channels_[ch.get()] = {ch, Peer{}};
         std::weak_ptr<Channel> weak = ch;
@@ -252,6 +266,7 @@ void Connections::authenticate(Channel &ch, const ProcKey &key) {
     auto &peer = channels_[&ch].second;
     peer.authenticated = true;
     peer.proc = key;
+    ch.set_receive_limits(wire::FrameLimits::process_wide());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,10 +306,19 @@ void Connections::handle_handshake(Channel &ch, Frame &frame, ClientRecord *) {
         hooks_.tool_handshake(ch, frame, proc, uid, gid, pid, std::move(info));
         return;
     }
+    if (role != static_cast<std::uint8_t>(wire::Role::client)) {
+        refuse(ch, frame, PMIX_ERR_BAD_PARAM, fmt::format("unknown role {}", role));
+        return;
+    }
     const ProcKey key = key_of(proc);
     JobRecord *job = clients_.find_job(key.first);
-    if (job == nullptr) {
-        refuse(ch, frame, PMIX_ERR_NOT_FOUND, "unknown namespace " + key.first);
+    // The secret first, and one answer whether the namespace is unknown or
+    // the secret wrong: a peer without the secret learns nothing about what
+    // is registered here (docs/security.md). The log says which.
+    if (job == nullptr || !same_secret(secret, job->secret)) {
+        log()->warn("server: handshake from {} for {}: {}", ch.describe_peer(), describe(key),
+                    job == nullptr ? "unknown namespace" : "wrong job secret");
+        refuse(ch, frame, PMIX_ERR_INVALID_CRED, "unknown namespace or wrong job secret");
         return;
     }
     auto cit = job->clients.find(key.second);
@@ -304,11 +328,9 @@ void Connections::handle_handshake(Channel &ch, Frame &frame, ClientRecord *) {
         return;
     }
     ClientRecord &client = cit->second;
-    if (secret != job->secret) {
-        refuse(ch, frame, PMIX_ERR_INVALID_CRED,
-               fmt::format("wrong job secret for {}", describe(key)));
-        return;
-    }
+    // The OS's word on the peer's user: SO_PEERCRED (usock), the kernel's
+    // socket table for a TCP peer on this host; a peer it cannot vouch for
+    // (not on this host) is refused as a tool is.
     if (auto cred = ch.connection().peer_credentials()) {
         if (cred->uid != client.uid || cred->gid != client.gid) {
             refuse(ch, frame, PMIX_ERR_INVALID_CRED,
@@ -316,6 +338,17 @@ void Connections::handle_handshake(Channel &ch, Frame &frame, ClientRecord *) {
                                cred->uid, cred->gid, client.uid, client.gid, describe(key)));
             return;
         }
+    } else if (auto tcp_uid = tcp_peer_uid(ch.connection().fd())) {
+        if (*tcp_uid != client.uid) {
+            refuse(ch, frame, PMIX_ERR_INVALID_CRED,
+                   fmt::format("peer uid {} differs from the registered {} for {}", *tcp_uid,
+                               client.uid, describe(key)));
+            return;
+        }
+    } else {
+        refuse(ch, frame, PMIX_ERR_INVALID_CRED,
+               "cannot verify the client's user over this transport (not a local peer)");
+        return;
     }
     if (client.running()) {
         refuse(ch, frame, PMIX_ERR_INVALID_CRED, describe(key) + " is already connected");

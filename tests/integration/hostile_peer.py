@@ -159,15 +159,16 @@ def bigframes(uri):
     chunk = b"\0" * MiB
     for s in conns:
         s.sendall(header(HANDSHAKE, size))
-    for s in conns:
+    for s in conns:  # all 8 held open at once
         try:
             for _ in range(24):
                 s.sendall(chunk)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the server dropped it: what we want
-        s.close()
-    still_serves(uri)
+    still_serves(uri)  # after it, the server has read what we sent
     grown = (peak_kib(server) - before) // 1024
+    for s in conns:
+        s.close()
     print(f"hostile: server peak memory grew by {grown} MiB", flush=True)
     if grown > 64:
         fail(f"the server buffered unauthenticated frames: peak grew by {grown} MiB")
