@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "client/client.hpp"
+#include "client/get_refresh.hpp"
 #include "client/groups.hpp"
 #include "client/network.hpp"
 #include "runtime/init_state.hpp"
@@ -184,8 +185,11 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const pmix_key_t key
 
     // Fast path: in the caller's thread, under the reader lock.
     pmix_value_t *found = nullptr;
-    pmix_status_t rc = client.lookup(target, key, quals, &found);
-    if (rc == PMIX_ERR_NOT_FOUND)  // keys the network area derives (client/network.hpp)
+    // PMIX_GET_REFRESH_CACHE: a remote process's data is asked of the server again.
+    const bool refresh =
+        pmixpp::client::refresh_cache_requested(quals) && client.should_ask_server(target, key, d);
+    pmix_status_t rc = refresh ? PMIX_ERR_NOT_FOUND : client.lookup(target, key, quals, &found);
+    if (rc == PMIX_ERR_NOT_FOUND && !refresh)  // keys the network area derives (client/network.hpp)
         if (auto derived = pmixpp::client::network_get(target, key, quals, &found)) rc = *derived;
     if (rc != PMIX_SUCCESS && rc != PMIX_ERR_NOT_FOUND) return rc;
     if (rc == PMIX_ERR_NOT_FOUND && client.should_ask_server(target, key, d)) {

@@ -1,4 +1,5 @@
 #include "client/client.hpp"
+#include "client/get_refresh.hpp"
 #include "client/groups.hpp"
 #include "client/request_util.hpp"
 
@@ -491,6 +492,8 @@ pmix_status_t Client::commit() {
         hosted = self_hosted_;
     }
     if (!store) return PMIX_ERR_INIT;
+    // The server is gone: nothing committed would reach a peer.
+    if (!hosted && lost_.load()) return PMIX_ERR_LOST_CONNECTION;
     // What this commit adds (interface 1.1), taken with the commit under one
     // writer lock so that a concurrent Put is in this commit or the next;
     // the server and every peer merge it into what they hold, so a job that
@@ -558,7 +561,9 @@ void Client::get_async(const pmix_proc_t &target, std::string key, GetDirectives
     const char *k = key.empty() ? nullptr : key.c_str();
     std::span<const pmix_info_t> quals = info ? info->span() : std::span<const pmix_info_t>{};
     pmix_value_t *value = nullptr;
-    pmix_status_t rc = lookup(target, k, quals, &value);
+    // PMIX_GET_REFRESH_CACHE: a remote process's data is asked of the server again.
+    const bool refresh = refresh_cache_requested(quals) && should_ask_server(target, k, d);
+    pmix_status_t rc = refresh ? PMIX_ERR_NOT_FOUND : lookup(target, k, quals, &value);
     if (rc == PMIX_SUCCESS || !should_ask_server(target, k, d)) {
         done(rc, value);
         release_value(value);

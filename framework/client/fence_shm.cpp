@@ -65,6 +65,9 @@ std::optional<pmix_status_t> Client::fence_in_shm(const std::vector<pmix_proc_t>
     }
     auto seg = fence_segment();
     if (!seg || me.rank >= seg->nprocs()) return std::nullopt;
+    // Without a server this process's arrival must not count (it could
+    // complete a generation for the others): fail as the socket path does.
+    if (lost_.load()) return PMIX_ERR_LOST_CONNECTION;
     wire::ShmFence::Arrival arrival;
     if (pmix_status_t st = seg->arrive(false, arrival); st != PMIX_SUCCESS) return st;
     if (arrival.completed) {

@@ -32,6 +32,7 @@
 #include "server/allocation.hpp"
 #include "server/cleanup.hpp"
 #include "server/collectives.hpp"
+#include "server/connections.hpp"
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
 #include "server/groups.hpp"
@@ -141,25 +142,7 @@ class Server : private DepartureListener {
                       });
     }
 
-    struct Peer {
-        bool authenticated = false;
-        ProcKey proc;
-    };
-    struct ListenerRecord {
-        std::unique_ptr<mca::ptl::Listener> listener;
-        event *ev = nullptr;
-        Server *server = nullptr;
-    };
-
-    static void on_accept(int fd, short what, void *arg);
-    void accept_all(ListenerRecord &rec);
-    void on_frame(wire::Channel &ch, wire::Frame &&frame);
-    void on_close(wire::Channel &ch, const std::string &reason);
-
     // Request handlers: the dispatch table (README.md, "Adding a request").
-    void handle_handshake(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    void handle_finalize(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    void handle_abort(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_query(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // query.cpp
     // One query key the library answers from its own state (query.cpp); false: not known here.
     bool answer_query_key(std::span<const pmix_info_t> qualifiers, const std::string &key,
@@ -167,8 +150,6 @@ class Server : private DepartureListener {
 
     void refuse(wire::Channel &ch, const wire::Frame &frame, pmix_status_t status,
                 const std::string &reason);
-    void finish_handshake(std::weak_ptr<wire::Channel> ch, wire::Frame request, ProcKey key,
-                          pmix_status_t status);
     ClientRecord *find_client(const ProcKey &key) { return clients_.find_client(key); }
     JobRecord *find_job(const std::string &nspace) { return clients_.find_job(nspace); }
 
@@ -180,10 +161,7 @@ class Server : private DepartureListener {
     pmix_proc_t self_{};
     std::shared_ptr<ptl_base::Transports> transports_;
     std::shared_ptr<gds_base::Datastore> store_;
-    std::vector<std::unique_ptr<ListenerRecord>> listeners_;
-    std::vector<std::pair<int, std::string>> uris_;  // (priority, uri), best first
     RequestTable requests_;
-    std::map<wire::Channel *, std::pair<std::shared_ptr<wire::Channel>, Peer>> channels_;
     ClientTable clients_;  // jobs and client records; departures
     Inventory inventory_{[this] { return local_support_.networks(); }};  // network: inventory.cpp
     Fabrics fabrics_{inventory_};                                        // network: fabric.cpp
@@ -216,13 +194,10 @@ class Server : private DepartureListener {
     // tool handshakes (Role::tool), connected tools (docs/tools.md)
     Tools tools_{
         clients_, host_, self_,
-        HandshakeOutcome{[this](wire::Channel &ch, const wire::Frame &frame, pmix_status_t status,
-                                const std::string &reason) { refuse(ch, frame, status, reason); },
-                         [this](wire::Channel &ch, const ProcKey &key) {
-                             auto &peer = channels_[&ch].second;
-                             peer.authenticated = true;
-                             peer.proc = key;
-                         }}};
+        HandshakeOutcome{
+            [this](wire::Channel &ch, const wire::Frame &frame, pmix_status_t status,
+                   const std::string &reason) { connections_.refuse(ch, frame, status, reason); },
+            [this](wire::Channel &ch, const ProcKey &key) { connections_.authenticate(ch, key); }}};
     // spawn (connects the new job to its parent)
     Spawn spawn_{host_, requests_, [this](const std::string &nspace) { return job_blob(nspace); },
                  [this](const ProcKey &parent, const std::string &nspace) {
@@ -232,6 +207,17 @@ class Server : private DepartureListener {
     // setup_application, setup_local_support, a child's part of setup_fork
     LocalSupport local_support_{
         [] { return pnet_base::open(mca::ComponentRepository::process_wide()); }};
+    // listeners, channels, handshake, finalize, abort (connections.hpp)
+    Connections connections_{
+        clients_, host_, requests_, self_,
+        ConnectionHooks{
+            [this](const std::string &nspace) { return job_blob(nspace); },
+            [this](const std::string &nspace) { collectives_.client_connected(nspace); },
+            [this](const ProcKey &key) { return tools_.is_tool(key); },
+            [this](wire::Channel &ch, wire::Frame &frame, const pmix_proc_t &requested,
+                   std::uint32_t uid, std::uint32_t gid, std::uint32_t pid, wire::InfoArray info) {
+                tools_.handshake(ch, frame, requested, uid, gid, pid, std::move(info));
+            }}};
 };
 
 }  // namespace pmixpp::server

@@ -18,6 +18,7 @@
 #include "event/event.hpp"
 #include "mca/logging.hpp"
 #include "runtime/progress.hpp"
+#include "server/peer_identity.hpp"
 #include "server/upcalls.hpp"
 #include "wire/protocol.hpp"
 
@@ -31,47 +32,6 @@ namespace {
 
 auto log() {
     return mca::framework_logger("server");
-}
-
-// The hex form /proc/net/tcp{,6} gives an address:port: the address's bytes
-// as stored (4 x 32-bit host-order words), then the port.
-std::string proc_net_endpoint(const sockaddr_storage &ss) {
-    if (ss.ss_family == AF_INET) {
-        const auto &a = reinterpret_cast<const sockaddr_in &>(ss);
-        return fmt::format("{:08X}:{:04X}", a.sin_addr.s_addr, ntohs(a.sin_port));
-    }
-    const auto &a = reinterpret_cast<const sockaddr_in6 &>(ss);
-    std::uint32_t words[4];
-    std::memcpy(words, &a.sin6_addr, sizeof words);
-    return fmt::format("{:08X}{:08X}{:08X}{:08X}:{:04X}", words[0], words[1], words[2], words[3],
-                       ntohs(a.sin6_port));
-}
-
-// The uid owning the other end of a TCP connection to this host, from the
-// kernel's socket table (/proc/net/tcp{,6}): the peer's socket is the one
-// whose local end is our remote end and whose remote end is our local end.
-// nullopt when the peer is not on this host or the table cannot be read.
-std::optional<uid_t> tcp_peer_uid(int fd) {
-    sockaddr_storage local{}, peer{};
-    socklen_t llen = sizeof local, plen = sizeof peer;
-    if (getsockname(fd, reinterpret_cast<sockaddr *>(&local), &llen) != 0 ||
-        getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &plen) != 0) {
-        return std::nullopt;
-    }
-    if (local.ss_family != AF_INET && local.ss_family != AF_INET6) return std::nullopt;
-    const std::string want_local = proc_net_endpoint(peer);
-    const std::string want_remote = proc_net_endpoint(local);
-    std::ifstream table(local.ss_family == AF_INET ? "/proc/net/tcp" : "/proc/net/tcp6");
-    std::string line;
-    std::getline(table, line);  // header
-    while (std::getline(table, line)) {
-        std::istringstream in(line);
-        std::string slot, l, r, state, queues, timer, retr;
-        unsigned long uid = 0;
-        if (!(in >> slot >> l >> r >> state >> queues >> timer >> retr >> uid)) continue;
-        if (l == want_local && r == want_remote) return static_cast<uid_t>(uid);
-    }
-    return std::nullopt;
 }
 
 // What the host's tool_connected callback hands back, thread-shifted.

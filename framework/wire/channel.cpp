@@ -127,7 +127,7 @@ void Channel::on_read(bufferevent *, void *arg) {
 }
 
 void Channel::read_frames() {
-    const FrameLimits &limits = FrameLimits::process_wide();
+    const FrameLimits &limits = limits_;
     while (bev_ != nullptr) {
         evbuffer *in = bufferevent_get_input(bev_);
         const std::size_t have = evbuffer_get_length(in);

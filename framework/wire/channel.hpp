@@ -64,6 +64,11 @@ class Channel : public std::enable_shared_from_this<Channel> {
     CloseCause close_cause() const noexcept { return cause_; }
     bool is_open() const noexcept { return bev_ != nullptr; }
 
+    // The limits frames from the peer are checked against (frame.hpp):
+    // FrameLimits::process_wide() until changed (a server holds an
+    // unauthenticated peer to FrameLimits::before_handshake()).
+    void set_receive_limits(const FrameLimits &limits) { limits_ = limits; }
+
     const mca::ptl::Connection &connection() const { return *connection_; }
     std::string describe_peer() const { return connection_->describe_peer(); }
 
@@ -81,6 +86,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
 
     std::unique_ptr<mca::ptl::Connection> connection_;
     PeerPlacement placement_ = PeerPlacement::maybe_remote;  // fixed at open()
+    FrameLimits limits_ = FrameLimits::process_wide();       // of received frames
     bufferevent *bev_ = nullptr;
     FrameHandler on_frame_;
     CloseHandler on_close_;

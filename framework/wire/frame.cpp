@@ -1,5 +1,7 @@
 #include "wire/frame.hpp"
 
+#include <algorithm>
+
 #include <spdlog/fmt/fmt.h>
 
 #include "pmixpp/mca/parameters.hpp"
@@ -43,6 +45,29 @@ const FrameLimits &FrameLimits::process_wide() {
                                        "256M");
         if (max == 0 || max > 0xFFFFFFFFull) max = 0xFFFFFFFFull;
         l.max_frame = static_cast<std::size_t>(max);
+        l.max_inflated = l.max_frame;
+        return l;
+    }();
+    return limits;
+}
+
+const FrameLimits &FrameLimits::before_handshake() {
+    static const FrameLimits limits = [] {
+        FrameLimits l = process_wide();
+        const auto bounded = [&](std::uint64_t v) {
+            return static_cast<std::size_t>(v == 0 ? l.max_frame
+                                                   : std::min<std::uint64_t>(v, l.max_frame));
+        };
+        l.max_frame = bounded(size_param(
+            "wire_base_max_handshake_frame",
+            "Largest frame (as sent) accepted from a peer before its handshake succeeded; a "
+            "peer announcing more is disconnected before anything is buffered",
+            "1M"));
+        l.max_inflated = bounded(
+            size_param("wire_base_max_handshake_inflated",
+                       "Largest size a compressed frame may inflate to before the peer's handshake "
+                       "succeeded; a peer declaring more is disconnected without inflating",
+                       "1M"));
         return l;
     }();
     return limits;
@@ -72,8 +97,7 @@ std::string check_header(const FrameHeader &h, const FrameLimits &limits) {
     }
     if ((h.flags & ~kKnownFlags) != 0) return fmt::format("unknown frame flags 0x{:02x}", h.flags);
     if (h.length > limits.max_frame) {
-        return fmt::format("frame of {} bytes exceeds wire_base_max_frame_size ({})", h.length,
-                           limits.max_frame);
+        return fmt::format("frame of {} bytes exceeds the limit ({})", h.length, limits.max_frame);
     }
     return {};
 }
@@ -132,10 +156,9 @@ bool open_frame(const FrameHeader &header, std::vector<std::uint8_t> payload,
         return false;
     }
     const std::uint64_t declared = get_le(payload.data(), 8);
-    if (declared > limits.max_frame) {
-        reason =
-            fmt::format("compressed frame inflates to {} bytes, over wire_base_max_frame_size ({})",
-                        declared, limits.max_frame);
+    if (declared > limits.max_inflated) {
+        reason = fmt::format("compressed frame inflates to {} bytes, over the limit ({})", declared,
+                             limits.max_inflated);
         return false;
     }
     if (!decompress(payload, out.body)) {

@@ -46,13 +46,22 @@ struct Frame {
     bool is_reply() const noexcept { return (flags & kFlagReply) != 0; }
 };
 
-// The two wire parameters, registered on first use through the MCA parameter
+// The wire parameters, registered on first use through the MCA parameter
 // system: wire_base_compress_threshold (size, default 64k; 0 = never
-// compress) and wire_base_max_frame_size (size, default 256M; at most 4G-1).
+// compress) and wire_base_max_frame_size (size, default 256M; at most 4G-1)
+// bound every frame; a compressed body may inflate to max_inflated (the same).
+// Before a peer has authenticated (the server's side of a connection until
+// its handshake succeeded) tighter ones hold (docs/security.md):
+// wire_base_max_handshake_frame (default 1M) bounds the frame as sent and
+// wire_base_max_handshake_inflated (default 1M) what it may inflate to, both
+// checked on the header and the declared size, before anything is buffered
+// or inflated.
 struct FrameLimits {
     std::size_t compress_threshold = 64 * 1024;
     std::size_t max_frame = 256u * 1024 * 1024;
+    std::size_t max_inflated = 256u * 1024 * 1024;
     static const FrameLimits &process_wide();
+    static const FrameLimits &before_handshake();
 };
 
 void encode_header(const FrameHeader &header, std::uint8_t out[kFrameHeaderSize]) noexcept;

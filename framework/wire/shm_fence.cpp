@@ -241,7 +241,10 @@ pmix_status_t ShmFence::wait(std::uint32_t gen, std::uint32_t timeout_s,
         const std::uint32_t seq = at(l.seq).load();
         if (completed(gen)) return PMIX_SUCCESS;
         if (const pmix_status_t b = broken(); b != PMIX_SUCCESS) return b;
-        if (lost.load()) return PMIX_ERR_LOST_CONNECTION;
+        // The caller's server is gone: take the arrival back, so that a
+        // later participant cannot complete the barrier with it and succeed
+        // where this one failed (unless it completed meanwhile: then it did).
+        if (lost.load()) return withdraw(gen, false) ? PMIX_ERR_LOST_CONNECTION : PMIX_SUCCESS;
         timespec ts{};
         timespec *tsp = nullptr;
         if (timeout_s > 0) {

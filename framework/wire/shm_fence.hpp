@@ -81,7 +81,8 @@ class ShmFence {
     pmix_status_t arrive(bool proxied, Arrival &out);
     // Sleep until generation `gen` completes: PMIX_SUCCESS, the broken status,
     // PMIX_ERR_LOST_CONNECTION once `lost` is true, or PMIX_ERR_TIMEOUT after
-    // `timeout_s` seconds (0: none) with the arrival withdrawn.
+    // `timeout_s` seconds (0: none); with either of the last two the arrival
+    // is withdrawn (a departed arrival never completes a generation).
     pmix_status_t wait(std::uint32_t gen, std::uint32_t timeout_s,
                        const std::atomic<bool> &lost) const;
     // Take back one arrival made in generation `gen` if it has not completed;

@@ -1,5 +1,7 @@
 /* A client with a wrong job secret or an unregistered rank is refused, and
- * its PMIx_Init says why. usage: refused_client secret|rank */
+ * its PMIx_Init says why. usage: refused_client secret|rank|uid
+ * uid: run as another user than the one registered (setpriv), holding the
+ * job's secret: refused on every transport (docs/security.md). */
 #include <pmix.h>
 
 #include <stdio.h>
@@ -11,6 +13,8 @@ int main(int argc, char **argv) {
     pmix_status_t expected;
     if (strcmp(argv[1], "secret") == 0) {
         setenv("PMIXPP_JOB_SECRET", "0123456789abcdef0123456789abcdef", 1);
+        expected = PMIX_ERR_INVALID_CRED;
+    } else if (strcmp(argv[1], "uid") == 0) {
         expected = PMIX_ERR_INVALID_CRED;
     } else {
         setenv("PMIX_RANK", "4242", 1);

@@ -46,6 +46,7 @@
 #include "job_services.hpp"
 #include "launcher.hpp"
 #include "monitoring.hpp"
+#include "signals.hpp"
 #include "tools.hpp"
 
 extern char **environ;
@@ -210,7 +211,8 @@ int main(int argc, char **argv) {
     }
     if (pmix_status_t ra = pmixrun::register_tool_attributes(); ra != PMIX_SUCCESS)  // tools.hpp
         std::fprintf(stderr, "pmixrun: cannot register attributes: %s\n", PMIx_Error_string(ra));
-    pmixrun::job_control_start();  // checkpoint completions (job_control.hpp)
+    pmixrun::install_termination_signals(g_aborted);  // SIGTERM/INT/HUP (signals.hpp)
+    pmixrun::job_control_start();                     // checkpoint completions (job_control.hpp)
     pmixrun::install_monitor_alerts(monitor_kill, [] {
         if (!g_aborted.exchange(true)) g_abort_status = 1;
     });
@@ -252,6 +254,10 @@ int main(int argc, char **argv) {
     pmixrun::data_server_shutdown();
     launcher.deregister_all();
     PMIx_server_finalize();
+    if (const int sig = pmixrun::termination_signal(); sig != 0) {
+        std::fprintf(stderr, "pmixrun: terminated the job on signal %d\n", sig);
+        return 128 + sig;
+    }
     if (g_aborted) return g_abort_status.load() != 0 ? g_abort_status.load() : 1;
     if (timed_out) return 124;
     return job_status;

@@ -138,7 +138,7 @@ TEST(Frame, CompressedBodyDeclaringMoreThanTheMaximumIsRefused) {
     std::string reason;
     ASSERT_TRUE(wire::build_frame(5, 7, 0, body, limits, bytes, reason));
     auto h = wire::decode_header(bytes.data());
-    limits.max_frame = 5000;
+    limits.max_inflated = 5000;
     wire::Frame f;
     EXPECT_FALSE(wire::open_frame(
         h, std::vector<std::uint8_t>(bytes.begin() + wire::kFrameHeaderSize, bytes.end()), limits,

@@ -1,0 +1,22 @@
+// pmixrun's termination signals: SIGTERM, SIGINT and SIGHUP, which batch
+// systems, `timeout` and terminals send to pmixrun's pid alone. pmixrun must
+// not leave its ranks running as orphans nor the job's shared-memory fence
+// segments in /dev/shm (docs/security.md).
+//
+// The handler only records the signal and sets the stop flag (two lock-free
+// atomic stores: async-signal-safe). The launcher's wait loop then terminates
+// the ranks (SIGTERM, then SIGKILL after its grace period) and reaps them;
+// main() deregisters the jobs and finalizes the server, which removes the
+// segments, and exits with 128 + the signal's number.
+#pragma once
+
+#include <atomic>
+
+namespace pmixrun {
+
+// Installs the handlers; `stop` must live until the process exits.
+void install_termination_signals(std::atomic<bool> &stop);
+// The first termination signal received, 0 if none.
+int termination_signal();
+
+}  // namespace pmixrun
