@@ -430,7 +430,12 @@ class DecodeVisitor {
         if (!dec_.get_count(count, 8) || count == 0) return;  // each string takes >= 8 bytes
         a = static_cast<char **>(std::calloc(count, sizeof(char *)));  // count-1 strings + NULL
         if (!a) return fail(PMIX_ERR_NOMEM);
-        for (std::size_t i = 0; i + 1 < count && ok(); ++i) str(a[i]);
+        for (std::size_t i = 0; i + 1 < count && ok(); ++i) {
+            str(a[i]);
+            // A NULL inside an argv would end it early: the strings after it
+            // were unreachable (leaked by destruct, lost to every reader).
+            if (ok() && a[i] == nullptr) return fail(PMIX_ERR_UNPACK_FAILURE);
+        }
     }
     template <class T>
     void array(T *&p, std::size_t &n) {
