@@ -369,6 +369,8 @@ std::size_t min_encoded_size(pmix_data_type_t t) {
 
 class DecodeVisitor {
   public:
+    // What it decodes it allocates: every decoded value is owned (fields.hpp).
+    static constexpr bool kAllocates = true;
     explicit DecodeVisitor(Decoder &dec) : dec_(dec) {}
     bool ok() const { return dec_.ok(); }
     void fail(pmix_status_t s) { dec_.fail(s); }

@@ -80,6 +80,11 @@ template <class V>
 void visit(V &v, pmix_info_t &i) {
     v.fixed(i.key, sizeof i.key);
     v.num(i.flags);
+    // A decoded value is always the info's own: a sender's PMIX_INFO_PERSISTENT
+    // (found by fuzz_frame / fuzz_handshake) would make every release skip it.
+    if constexpr (requires { V::kAllocates; }) {
+        i.flags &= ~static_cast<pmix_info_directives_t>(PMIX_INFO_PERSISTENT);
+    }
     // PMIX_INFO_PERSISTENT: the info does not own its value (header macro rule).
     if constexpr (requires { V::kReleasesMemory; }) {
         if (i.flags & PMIX_INFO_PERSISTENT) return;

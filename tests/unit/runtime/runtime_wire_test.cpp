@@ -192,6 +192,25 @@ TEST(Message, ForgedLengthsFailWithoutAllocating) {
     EXPECT_FALSE(r2.infos(info));
 }
 
+// A sender's PMIX_INFO_PERSISTENT is a claim about the sender's memory: the
+// decoded copy owns its value, and its release frees it (fuzz_frame found the
+// decoded string kept, and leaked, when the flag crossed the wire).
+TEST(Message, DecodedInfosOwnTheirValuesWhateverFlagsTheSenderSet) {
+    pmix_info_t sent;
+    PMIX_INFO_LOAD(&sent, "test.key", "a string the receiver must free", PMIX_STRING);
+    sent.flags |= PMIX_INFO_PERSISTENT | PMIX_INFO_REQD;
+    auto body = wire::BodyWriter().infos(&sent, 1).take();
+    sent.flags &= ~static_cast<pmix_info_directives_t>(PMIX_INFO_PERSISTENT);
+    PMIX_INFO_DESTRUCT(&sent);
+    wire::BodyReader r(body);
+    wire::InfoArray got;
+    ASSERT_TRUE(r.infos(got));
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got.data()[0].flags & PMIX_INFO_PERSISTENT, 0u);
+    EXPECT_NE(got.data()[0].flags & PMIX_INFO_REQD, 0u);  // other directives cross as sent
+    EXPECT_STREQ(got.data()[0].value.data.string, "a string the receiver must free");
+}
+
 TEST(ModexRecords, ConcatenatedStreamsParseAsOneStream) {
     pmix_proc_t a{}, b{};
     std::strcpy(a.nspace, "ns");
