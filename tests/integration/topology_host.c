@@ -66,6 +66,8 @@ int main(int argc, char **argv) {
     memset(&module, 0, sizeof module);
     pmix_status_t rc = PMIx_server_init(&module, info, 2);
     CHECK(rc == PMIX_SUCCESS, "server_init: %s", PMIx_Error_string(rc));
+    PMIX_INFO_DESTRUCT(&info[0]);  // the server copied what it keeps
+    PMIX_INFO_DESTRUCT(&info[1]);
     CHECK(host_register_job("topo-job", 1) == PMIX_SUCCESS, "register the job");
     pmix_proc_t p;
     PMIX_LOAD_PROCID(&p, "topo-job", 0);

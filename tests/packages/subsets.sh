@@ -3,7 +3,7 @@
 # ship real subsets, beside Debian's OpenPMIx.
 #
 #   subsets.sh CPACK BUILD_DIR PACKAGE_PREFIX LIBDIR BINDIR EXAMPLES_DIR DEBIAN_FILES
-#              SOURCE_DIR STRIPPED CC
+#              SOURCE_DIR STRIPPED CC [SANITIZE]
 #
 # 1. `cpack -G DEB` from BUILD_DIR into a temporary directory (one run); each
 #    package has a synopsis of its own (the Description's first line);
@@ -33,10 +33,11 @@
 #    cache made by ldconfig from the machine's configuration plus that file is
 #    bound over /etc/ld.so.cache; there Debian's python3-pmix (no RUNPATH) maps
 #    the unpacked libpmix.so.2, and outside it still maps Debian's. Skipped,
-#    saying so, where there is no mount namespace or no python3-pmix.
+#    saying so, where there is no mount namespace or no python3-pmix, and in
+#    a sanitized build.
 set -u
 CPACK=$1 BUILD=$2 PREFIX=$3 LIBDIR=$4 BINDIR=$5 EXDIR=$6 DEBIAN_FILES=$7
-SRC=$8 STRIPPED=$9 CC=${10}
+SRC=$8 STRIPPED=$9 CC=${10} SANITIZE=${11:-}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/pmixpp-packages.XXXXXX") || fail "mktemp"
@@ -180,7 +181,9 @@ export PKG_CONFIG_PATH=$dev$PREFIX/$LIBDIR/pkgconfig
 flags=$(pkg-config --cflags --libs pmix) || fail "pkg-config pmix in the unpacked -dev"
 [[ "$flags" == *"-I$dev$PREFIX/"* ]] || fail "pkg-config --cflags does not point into the unpacked tree: $flags"
 # shellcheck disable=SC2086
-"$CC" -o "$work/hello_pc" "$SRC/examples/hello/hello.c" $flags -Wl,-rpath,"$dev$PREFIX/$LIBDIR" ||
+# (a sanitized build's library needs its program built with the same sanitizers)
+"$CC" -o "$work/hello_pc" "$SRC/examples/hello/hello.c" $flags -Wl,-rpath,"$dev$PREFIX/$LIBDIR" \
+    ${SANITIZE:+-fsanitize=$SANITIZE} ||
     fail "examples/hello does not build with pkg-config pmix"
 unset PKG_CONFIG_PATH
 out=$(timeout 120 "$dev$PREFIX/$BINDIR/pmixrun" -n 2 "$work/hello_pc" 2>&1) ||
@@ -221,7 +224,9 @@ echo "dpkg: -i core+bin${email:++email}, -r ${email:-nothing} (gone, no complain
 # 8. /etc/ld.so.conf.d
 lib=$work/core$PREFIX/$LIBDIR
 maps_of_python_pmix='import pmix, sys; sys.stdout.write(open("/proc/self/maps").read())'
-if ! /usr/bin/python3 -c 'import pmix' 2>/dev/null; then
+if [ -n "$SANITIZE" ]; then
+    echo "ld.so.conf.d: skipped (a $SANITIZE build: python3 cannot load a sanitized library unless its runtime comes first)"
+elif ! /usr/bin/python3 -c 'import pmix' 2>/dev/null; then
     echo "ld.so.conf.d: skipped (Debian's python3-pmix is not installed)"
 elif ! unshare -m true 2>/dev/null; then
     echo "ld.so.conf.d: skipped (no private mount namespace: unshare -m needs root)"
