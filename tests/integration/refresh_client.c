@@ -38,7 +38,8 @@ int main(void) {
     pmix_value_t val = {.type = PMIX_INT};
     if (me.rank == 1) {
         val.data.integer = 1;
-        if ((rc = PMIx_Put(PMIX_GLOBAL, "refresh.key", &val)) != PMIX_SUCCESS) return fail("put", rc);
+        if ((rc = PMIx_Put(PMIX_GLOBAL, "refresh.key", &val)) != PMIX_SUCCESS)
+            return fail("put", rc);
         if ((rc = PMIx_Commit()) != PMIX_SUCCESS) return fail("commit", rc);
     }
     if ((rc = PMIx_Fence(NULL, 0, &collect, 1)) != PMIX_SUCCESS) return fail("fence 1", rc);
@@ -50,7 +51,8 @@ int main(void) {
     if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) return fail("fence 2", rc);
     if (me.rank == 1) {
         val.data.integer = 2;
-        if ((rc = PMIx_Put(PMIX_GLOBAL, "refresh.key", &val)) != PMIX_SUCCESS) return fail("put", rc);
+        if ((rc = PMIx_Put(PMIX_GLOBAL, "refresh.key", &val)) != PMIX_SUCCESS)
+            return fail("put", rc);
         if ((rc = PMIx_Commit()) != PMIX_SUCCESS) return fail("commit", rc);
     }
     if ((rc = PMIx_Fence(NULL, 0, NULL, 0)) != PMIX_SUCCESS) return fail("fence 3", rc);

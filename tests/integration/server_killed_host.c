@@ -24,19 +24,19 @@
 
 #include "host_common.h"
 
-#define CHECK(cond, ...)                                     \
-    do {                                                     \
-        if (!(cond)) {                                       \
-            fprintf(stderr, "server_killed: " __VA_ARGS__);  \
-            fprintf(stderr, "\n");                           \
-            exit(1);                                         \
-        }                                                    \
+#define CHECK(cond, ...)                                    \
+    do {                                                    \
+        if (!(cond)) {                                      \
+            fprintf(stderr, "server_killed: " __VA_ARGS__); \
+            fprintf(stderr, "\n");                          \
+            exit(1);                                        \
+        }                                                   \
     } while (0)
 
 static volatile sig_atomic_t lost = 0;
 
-static void on_lost(size_t id, pmix_status_t status, const pmix_proc_t *source,
-                    pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+static void on_lost(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                    size_t ninfo, pmix_info_t results[], size_t nresults,
                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
     (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
     lost = 1;
