@@ -103,19 +103,12 @@ void Groups::ask_leader(Invitation &inv, const std::string &id, pmix_status_t co
 // requests
 
 void Groups::handle_invite(Channel &ch, Frame &frame, ClientRecord *client) {
-    BodyReader r(frame.body);
-    std::string id;
-    std::vector<pmix_proc_t> procs;
-    std::uint32_t timeout = 0;
-    wire::InfoArray info;
-    r.str(id);
-    r.procs(procs);
-    r.u32(timeout);
-    r.infos(info);
-    if (!r.finished() || client == nullptr) {
+    GroupMembersRequest request;
+    if (!read_group_members_request(frame, request) || client == nullptr) {
         ch.close("malformed group_invite request");
         return;
     }
+    auto &[id, procs, timeout, info] = request;
     const auto reply = PendingReply::to(ch, frame);
     const ProcKey me = key_of(client->proc);
     std::vector<pmix_proc_t> invitees = expand(procs);

@@ -118,20 +118,22 @@ std::vector<pmix_proc_t> Groups::expand(const std::vector<pmix_proc_t> &procs) c
 // ---------------------------------------------------------------------------------------------
 // construct
 
-void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
+bool read_group_members_request(const wire::Frame &frame, GroupMembersRequest &out) {
     BodyReader r(frame.body);
-    std::string id;
-    std::vector<pmix_proc_t> procs;
-    std::uint32_t timeout = 0;
-    wire::InfoArray info;
-    r.str(id);
-    r.procs(procs);
-    r.u32(timeout);
-    r.infos(info);
-    if (!r.finished() || client == nullptr) {
+    r.str(out.id);
+    r.procs(out.procs);
+    r.u32(out.timeout);
+    r.infos(out.info);
+    return r.finished();
+}
+
+void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
+    GroupMembersRequest request;
+    if (!read_group_members_request(frame, request) || client == nullptr) {
         ch.close("malformed group_construct request");
         return;
     }
+    auto &[id, procs, timeout, info] = request;
     const auto reply = PendingReply::to(ch, frame);
     const ProcKey me = key_of(client->proc);
     // A latecomer to a construct that failed gets its status, once.

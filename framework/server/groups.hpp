@@ -42,6 +42,17 @@ struct GroupRecord {
     bool notify_termination = false;
 };
 
+// The body of a group_construct and of a group_invite request: the group's
+// id, the processes named, the timeout and the caller's directives.
+struct GroupMembersRequest {
+    std::string id;
+    std::vector<pmix_proc_t> procs;
+    std::uint32_t timeout = 0;
+    wire::InfoArray info;
+};
+// False when the body is malformed (groups.cpp).
+bool read_group_members_request(const wire::Frame &frame, GroupMembersRequest &out);
+
 // An invitee's answer in an invite-construct (group_invite.cpp).
 enum class GroupInvitationAnswer { pending, accepted, declined, failed };
 
