@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "client/client.hpp"
 #include "client/request_util.hpp"
@@ -157,7 +158,8 @@ std::optional<pmix_status_t> GroupTable::get(const pmix_proc_t &target, const ch
                                              std::span<const pmix_info_t> qualifiers,
                                              pmix_value_t **out) const {
     if (key == nullptr) return std::nullopt;
-    const std::string k = key;
+    // Every PMIx_Get passes here first: compare in place, allocate nothing.
+    const std::string_view k = key;
     if (k != PMIX_GROUP_NAMES && k != PMIX_GROUP_MEMBERSHIP && k != PMIX_GROUP_CONTEXT_ID &&
         k != PMIX_GROUP_LOCAL_CID)
         return std::nullopt;
