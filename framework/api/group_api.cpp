@@ -38,9 +38,14 @@ void release_held(void *cbdata) {
     delete static_cast<Held *>(cbdata);
 }
 
-pmix_status_t start_construct(const char grp[], const pmix_proc_t procs[], size_t nprocs,
-                              const pmix_info_t info[], size_t ninfo,
-                              std::function<void(pmix_status_t, InfoArray)> done) {
+// A construct or an invite: the same checks and copies, then `async` on the
+// progress thread (client/groups.hpp).
+using MembersAsync = void (*)(std::string, std::vector<pmix_proc_t>, std::uint32_t,
+                              std::shared_ptr<InfoArray>,
+                              std::function<void(pmix_status_t, InfoArray)>);
+pmix_status_t start_members(MembersAsync async, const char grp[], const pmix_proc_t procs[],
+                            size_t nprocs, const pmix_info_t info[], size_t ninfo,
+                            std::function<void(pmix_status_t, InfoArray)> done) {
     if (pmix_status_t rc = pmixpp::client::request_gate(); rc != PMIX_SUCCESS) return rc;
     if (!id_ok(grp) || procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
     std::vector<pmix_proc_t> list(procs, procs + nprocs);
@@ -49,10 +54,9 @@ pmix_status_t start_construct(const char grp[], const pmix_proc_t procs[], size_
     auto copied = copy_info(info, ninfo);
     const std::uint32_t timeout = pmixpp::client::timeout_of(info, ninfo);
     const bool posted =
-        ProgressEngine::instance().post([id = std::string(grp), list = std::move(list), timeout,
-                                         copied, done = std::move(done)]() mutable {
-            pmixpp::client::group_construct_async(std::move(id), std::move(list), timeout, copied,
-                                                  std::move(done));
+        ProgressEngine::instance().post([async, id = std::string(grp), list = std::move(list),
+                                         timeout, copied, done = std::move(done)]() mutable {
+            async(std::move(id), std::move(list), timeout, copied, std::move(done));
         });
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
@@ -78,24 +82,6 @@ pmix_status_t start_leave(const char grp[], const pmix_info_t info[], size_t nin
     const bool posted = ProgressEngine::instance().post(
         [id = std::string(grp), copied, done = std::move(done)]() mutable {
             pmixpp::client::group_leave_async(std::move(id), copied, std::move(done));
-        });
-    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
-}
-
-pmix_status_t start_invite(const char grp[], const pmix_proc_t procs[], size_t nprocs,
-                           const pmix_info_t info[], size_t ninfo,
-                           std::function<void(pmix_status_t, InfoArray)> done) {
-    if (pmix_status_t rc = pmixpp::client::request_gate(); rc != PMIX_SUCCESS) return rc;
-    if (!id_ok(grp) || procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
-    std::vector<pmix_proc_t> list(procs, procs + nprocs);
-    if (pmix_status_t rc = GroupTable::instance().translate(list); rc != PMIX_SUCCESS) return rc;
-    auto copied = copy_info(info, ninfo);
-    const std::uint32_t timeout = pmixpp::client::timeout_of(info, ninfo);
-    const bool posted =
-        ProgressEngine::instance().post([id = std::string(grp), list = std::move(list), timeout,
-                                         copied, done = std::move(done)]() mutable {
-            pmixpp::client::group_invite_async(std::move(id), std::move(list), timeout, copied,
-                                               std::move(done));
         });
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
@@ -169,37 +155,20 @@ PMIX_EXPORT pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc
                                                size_t nprocs, const pmix_info_t directives[],
                                                size_t ndirs, pmix_info_t **results,
                                                size_t *nresults) {
-    if (results != nullptr) *results = nullptr;
-    if (nresults != nullptr) *nresults = 0;
-    struct Outcome {
-        pmix_status_t status = PMIX_ERR_TIMEOUT;
-        std::shared_ptr<InfoArray> results;
-    };
-    auto done = std::make_shared<Completion<Outcome>>();
-    const pmix_status_t rc = start_construct(
-        grp, procs, nprocs, directives, ndirs, [done](pmix_status_t s, InfoArray r) {
-            done->complete(Outcome{s, std::make_shared<InfoArray>(std::move(r))});
-        });
-    if (rc != PMIX_SUCCESS) return rc;
-    done->wait();
-    Outcome out = done->value();
-    if (out.results && results != nullptr && nresults != nullptr && !out.results->empty()) {
-        *nresults = out.results->size();
-        *results = out.results->release();  // the caller frees it (PMIX_INFO_FREE)
-    }
-    return out.status;
+    return wait_results(
+        [&](auto done) {
+            return start_members(pmixpp::client::group_construct_async, grp, procs, nprocs,
+                                 directives, ndirs, done);
+        },
+        results, nresults);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[],
                                                   size_t nprocs, const pmix_info_t info[],
                                                   size_t ninfo, pmix_info_cbfunc_t cbfunc,
                                                   void *cbdata) {
-    return start_construct(
-        grp, procs, nprocs, info, ninfo, [cbfunc, cbdata](pmix_status_t s, InfoArray r) {
-            if (cbfunc == nullptr) return;
-            auto *held = new Held{std::move(r)};
-            cbfunc(s, held->results.data(), held->results.size(), cbdata, release_held, held);
-        });
+    return start_members(pmixpp::client::group_construct_async, grp, procs, nprocs, info, ninfo,
+                         info_callback(cbfunc, cbdata));
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[],
@@ -231,15 +200,19 @@ PMIX_EXPORT pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t 
                                             size_t nprocs, const pmix_info_t info[], size_t ninfo,
                                             pmix_info_t **results, size_t *nresult) {
     return wait_results(
-        [&](auto done) { return start_invite(grp, procs, nprocs, info, ninfo, done); }, results,
-        nresult);
+        [&](auto done) {
+            return start_members(pmixpp::client::group_invite_async, grp, procs, nprocs, info,
+                                 ninfo, done);
+        },
+        results, nresult);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[],
                                                size_t nprocs, const pmix_info_t info[],
                                                size_t ninfo, pmix_info_cbfunc_t cbfunc,
                                                void *cbdata) {
-    return start_invite(grp, procs, nprocs, info, ninfo, info_callback(cbfunc, cbdata));
+    return start_members(pmixpp::client::group_invite_async, grp, procs, nprocs, info, ninfo,
+                         info_callback(cbfunc, cbdata));
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader,
