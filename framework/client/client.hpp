@@ -183,7 +183,13 @@ class Client {
     std::mutex shm_mutex_;
     std::shared_ptr<wire::ShmFence> shm_;  // under shm_mutex_
     bool shm_probed_ = false;              // under shm_mutex_
-    std::atomic<bool> lost_{false};        // the server connection is gone
+    // The client face's server connection is gone (set by on_close and a
+    // failed adopt, cleared by finalize). Read outside the progress thread,
+    // where channel_ may not be touched: PMIx_Commit fails with
+    // PMIX_ERR_LOST_CONNECTION, and a shared-memory fence neither arrives nor
+    // keeps waiting (its arrival must not complete the others' barrier).
+    // A tool cannot commit or fence: its requests fail through channel_.
+    std::atomic<bool> lost_{false};
     mutable std::shared_mutex view_mutex_;
     std::shared_ptr<gds_base::Datastore> store_;  // the view
     pmix_proc_t self_{};
