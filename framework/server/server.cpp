@@ -35,8 +35,10 @@ Server &Server::instance() {
 }
 
 Server::Server() {
-    // Departures reach the services in this order; the server's own part
-    // last (a departed tool's record goes there).
+    // Departures reach the services in this order (README.md, "Departures",
+    // keeps the list): the waiters and registrations on the client first,
+    // then its collectives and groups, its job's local support, its channel,
+    // and last its tool record (the others may still look it up).
     clients_.subscribe(&iof_);
     clients_.subscribe(&cleanup_);
     clients_.subscribe(&events_);
@@ -46,7 +48,6 @@ Server::Server() {
     clients_.subscribe(&groups_);
     clients_.subscribe(&local_support_);
     clients_.subscribe(&connections_);
-    clients_.subscribe(this);
     clients_.subscribe(&tools_);  // last: a departed tool's record goes
     // Each service registers its own requests (README.md, "Adding a request type").
     on(Command::query, &Server::handle_query);
@@ -120,16 +121,6 @@ void Server::stop() {
     logging_.clear();
     transports_.reset();
     store_.reset();
-}
-
-// ---------------------------------------------------------------------------------------------
-// departures (README.md, "Departures")
-
-void Server::client_departed(const ProcKey &key, Departure why) {
-    // (Collectives, LocalSupport and Connections heard it before; Tools hears
-    // it after: README.md, "Departures".) Nothing of the server's own is left.
-    (void)key;
-    (void)why;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ namespace pmixpp::server {
 
 class HostInfo;  // upcall_results.hpp
 
-class Server : private DepartureListener {
+class Server {
   public:
     static Server &instance();
 
@@ -131,9 +131,6 @@ class Server : private DepartureListener {
 
   private:
     Server();
-    // The one departure path's notices (ClientTable::depart): every waiter on
-    // the client is released, every registration of it goes.
-    void client_departed(const ProcKey &client, Departure why) override;
     template <class Method>
     void on(wire::Command command, Method method) {
         requests_.add(command,

@@ -19,6 +19,10 @@
  *                   PMIX_ERR_LOST_CONNECTION
  *          cleanup  the departer registered a file for cleanup
  *                   (PMIX_REGISTER_CLEANUP): the file is gone after its departure
+ *          dmodex   the host's PMIx_server_dmodex_request for the departer
+ *                   (which never commits): its callback gets PMIX_ERR_NOT_FOUND
+ *          group    PMIx_Group_construct over {waiter, departer}:
+ *                   PMIX_ERR_LOST_CONNECTION
  * The departer (D) connects first and waits; the waiter (W) signals that it
  * is about to block, the host gives the request 0.5 s to reach the server,
  * then the departure happens. W then fences over itself alone (the server
@@ -109,8 +113,16 @@ static int waiter_main(void) {
         rc = PMIx_Connect(procs, 2, NULL, 0);
     } else if (strcmp(waiter, "shm") == 0) {
         rc = PMIx_Fence(NULL, 0, NULL, 0);
+    } else if (strcmp(waiter, "group") == 0) {
+        pmix_proc_t procs[2];
+        PMIX_LOAD_PROCID(&procs[0], me.nspace, me.rank);
+        procs[1] = d;
+        pmix_info_t *results = NULL;
+        size_t nresults = 0;
+        rc = PMIx_Group_construct("departure.group", procs, 2, NULL, 0, &results, &nresults);
+        if (results != NULL) PMIX_INFO_FREE(results, nresults);
     } else {
-        want = PMIX_SUCCESS; /* cleanup: the host checks the file */
+        want = PMIX_SUCCESS; /* cleanup, dmodex: the host checks */
     }
     const double took = host_now() - start;
     CHECK(rc == want, "%s after %s: %s after %.1f s (want %s)", waiter, kind, PMIx_Error_string(rc),
@@ -128,6 +140,16 @@ static int waiter_main(void) {
 }
 
 /* -------------------------------------------------------------------- host */
+/* The dmodex waiter's answer (progress thread). */
+static volatile int dmodex_answered = 0;
+static volatile pmix_status_t dmodex_status = PMIX_SUCCESS;
+
+static void on_dmodex(pmix_status_t status, char *data, size_t size, void *cbdata) {
+    (void)data, (void)size, (void)cbdata;
+    dmodex_status = status;
+    dmodex_answered = 1;
+}
+
 static void register_job(const char *nspace, int size) {
     pmix_status_t rc = host_register_job(nspace, size);
     CHECK(rc == PMIX_SUCCESS, "register job %s: %s", nspace, PMIx_Error_string(rc));
@@ -166,7 +188,8 @@ int main(int argc, char **argv) {
           "unknown departure %s", kind);
     CHECK(strcmp(waiter, "get") == 0 || strcmp(waiter, "fence") == 0 ||
               strcmp(waiter, "connect") == 0 || strcmp(waiter, "shm") == 0 ||
-              strcmp(waiter, "cleanup") == 0,
+              strcmp(waiter, "cleanup") == 0 || strcmp(waiter, "dmodex") == 0 ||
+              strcmp(waiter, "group") == 0,
           "unknown waiter %s", waiter);
     unsetenv("PMIX_TIMEOUT");
     alarm(60); /* a hang is a failure, not a stuck test */
@@ -203,6 +226,10 @@ int main(int argc, char **argv) {
 
     pmix_proc_t dp;
     PMIX_LOAD_PROCID(&dp, d_nspace(), d_rank());
+    if (strcmp(waiter, "dmodex") == 0) {
+        pmix_status_t rc = PMIx_server_dmodex_request(&dp, on_dmodex, NULL);
+        CHECK(rc == PMIX_SUCCESS, "dmodex request: %s", PMIx_Error_string(rc));
+    }
     if (strcmp(kind, "deregister_client") == 0) {
         PMIx_server_deregister_client(&dp, NULL, NULL);
     } else if (strcmp(kind, "deregister_nspace") == 0) {
@@ -216,6 +243,14 @@ int main(int argc, char **argv) {
     const int wrc = host_reap(w);
     CHECK(wrc == 0, "the waiter exited with %d", wrc);
 
+    if (strcmp(waiter, "dmodex") == 0) {
+        const double start = host_now();
+        while (!dmodex_answered && host_now() - start < 10) usleep(10000);
+        CHECK(dmodex_answered, "the dmodex request was not answered 10 s after the departure (%s)",
+              kind);
+        CHECK(dmodex_status == PMIX_ERR_NOT_FOUND, "dmodex after %s: %s (want NOT-FOUND)", kind,
+              PMIx_Error_string(dmodex_status));
+    }
     if (strcmp(waiter, "cleanup") == 0) {
         struct stat st;
         const double start = host_now();
