@@ -139,8 +139,9 @@ PMIX_EXPORT pmix_status_t PMIx_server_collect_inventory(pmix_info_t directives[]
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
-// A NULL cbfunc makes the call blocking: its status is returned (PMIX_SUCCESS
-// once stored). With a cbfunc, the status goes to it, once.
+// A NULL cbfunc makes the call blocking: its status is returned
+// (PMIX_OPERATION_SUCCEEDED once stored, the rule of every server API:
+// server/README.md, "A NULL callback"). With a cbfunc, the status goes to it, once.
 PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t info[], size_t ninfo,
                                                         pmix_info_t directives[], size_t ndirs,
                                                         pmix_op_cbfunc_t cbfunc, void *cbdata) {
@@ -157,7 +158,7 @@ PMIX_EXPORT pmix_status_t PMIx_server_deliver_inventory(pmix_info_t info[], size
     if (cbfunc == nullptr) {
         pmix_status_t rc = PMIX_ERR_INIT;
         ProgressEngine::instance().run_sync([&] { rc = work(); });
-        return rc;
+        return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
     }
     bool posted =
         ProgressEngine::instance().post([work, cbfunc, cbdata] { cbfunc(work(), cbdata); });

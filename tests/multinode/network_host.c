@@ -420,7 +420,7 @@ static int run_node(int fd) {
         size_t n = 0;
         pmix_info_t *inv = recv_infos(fd, &n);
         rc = PMIx_server_deliver_inventory(inv, n, NULL, 0, NULL, NULL);
-        EXPECT(rc == PMIX_SUCCESS, "deliver_inventory: %s", PMIx_Error_string(rc));
+        EXPECT(rc == PMIX_OPERATION_SUCCEEDED, "deliver_inventory: %s", PMIx_Error_string(rc));
         const size_t both = fabric_devices(1);
         EXPECT(mine > 0 && both == 2 * mine, "the fabric has %zu devices, then %zu", mine, both);
         /* An inventory naming no node cannot be stored. */
