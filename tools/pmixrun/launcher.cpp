@@ -4,6 +4,7 @@
 #include "events.hpp"
 #include "job_control.hpp"
 #include "job_services.hpp"
+#include "session_dirs.hpp"
 #include "tools.hpp"
 
 #include <signal.h>
@@ -236,6 +237,15 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         add_info(info, PMIX_SPAWNED, &yes, PMIX_BOOL);
         add_info(info, PMIX_PARENT_ID, &spec.parent, PMIX_PROC);
     }
+    // The job's temporary directories (session_dirs.hpp): made here, removed
+    // when the job is deregistered; none when they cannot be made.
+    const std::string job_dir = make_job_dirs(nspace, n);
+    if (!job_dir.empty()) {
+        bool yes = true;
+        add_info(info, PMIX_TMPDIR, session_dir().c_str(), PMIX_STRING);
+        add_info(info, PMIX_NSDIR, job_dir.c_str(), PMIX_STRING);
+        add_info(info, PMIX_TDIR_RMCLEAN, &yes, PMIX_BOOL);
+    }
     std::vector<std::uint32_t> appnum_of;  // per rank
     std::vector<pmix_rank_t> app_rank_of;
     for (uint32_t a = 0; a < spec.apps.size(); ++a) {
@@ -257,6 +267,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         add_info(pd, PMIX_NODEID, &zero, PMIX_UINT32);
         add_info(pd, PMIX_APPNUM, &appnum, PMIX_UINT32);
         add_info(pd, PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
+        if (!job_dir.empty()) add_info(pd, PMIX_PROCDIR, proc_dir(job_dir, r).c_str(), PMIX_STRING);
         std::string cpuset, locality;  // where the process runs (binding.hpp)
         if (placement_strings(offset + r, cpuset, locality)) {
             add_info(pd, PMIX_CPUSET, cpuset.c_str(), PMIX_STRING);
@@ -550,6 +561,7 @@ void Launcher::deregister_all() {
             PMIx_server_deregister_client(&proc, nullptr, nullptr);
         }
         PMIx_server_deregister_nspace(job.nspace.c_str(), nullptr, nullptr);
+        remove_job_dirs(job.nspace);
     }
     jobs_.clear();
 }
