@@ -159,16 +159,34 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
     // Every client may ask which server hosts it (PMIX_SERVER_NSPACE and
     // PMIX_SERVER_RANK, job realm), whatever its host registered; a host that
     // names them itself (Open MPI's ORTE does) keeps its own.
-    wire::InfoArray with_server;
-    if (find_info(info, PMIX_SERVER_NSPACE) == nullptr &&
-        find_info(info, PMIX_SERVER_RANK) == nullptr) {
-        with_server = wire::InfoArray::copy_of(info);
-        if (with_server.size() == info.size()) {
-            pmix_info_t added[2];
-            PMIX_INFO_LOAD(&added[0], PMIX_SERVER_NSPACE, self_.nspace, PMIX_STRING);
-            PMIX_INFO_LOAD(&added[1], PMIX_SERVER_RANK, &self_.rank, PMIX_PROC_RANK);
-            for (auto &a : added) with_server.adopt(a);
-            info = with_server.span();
+    const bool add_server = find_info(info, PMIX_SERVER_NSPACE) == nullptr &&
+                            find_info(info, PMIX_SERVER_RANK) == nullptr;
+    // A job of one app: the standard lets the host omit PMIX_APPNUM (and the
+    // app arrays), and every process is then in app 0; a job-level 0 answers
+    // each rank's Get, a rank's own registered value still comes first
+    // (docs/dropin.md, "PMIX_APPNUM"; ORTE registers none).
+    const pmix_info_t *napps = find_info(info, PMIX_JOB_NUM_APPS);
+    const auto apps =
+        napps != nullptr ? wire::as_uint(napps->value) : std::optional<std::uint64_t>(1);
+    const bool add_appnum = apps && *apps <= 1 && find_info(info, PMIX_APPNUM) == nullptr &&
+                            find_info(info, PMIX_APP_INFO_ARRAY) == nullptr;
+    wire::InfoArray added_info;
+    if (add_server || add_appnum) {
+        added_info = wire::InfoArray::copy_of(info);
+        if (added_info.size() == info.size()) {
+            pmix_info_t added;
+            if (add_server) {
+                PMIX_INFO_LOAD(&added, PMIX_SERVER_NSPACE, self_.nspace, PMIX_STRING);
+                added_info.adopt(added);
+                PMIX_INFO_LOAD(&added, PMIX_SERVER_RANK, &self_.rank, PMIX_PROC_RANK);
+                added_info.adopt(added);
+            }
+            if (add_appnum) {
+                const std::uint32_t app0 = 0;
+                PMIX_INFO_LOAD(&added, PMIX_APPNUM, &app0, PMIX_UINT32);
+                added_info.adopt(added);
+            }
+            info = added_info.span();
         }
     }
     auto st = store_->write([&](mca::gds::Module &m) { return m.register_job(nspace, info); });
