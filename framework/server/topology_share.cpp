@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "mca/logging.hpp"
+#include "pmixpp/mca/info.hpp"
 #include "runtime/topology.hpp"
 #include "runtime/devices.hpp"
 
@@ -19,22 +20,18 @@ auto log() {
     return mca::framework_logger("server");
 }
 
-const pmix_info_t *find(std::span<const pmix_info_t> info, const char *key) {
-    for (const auto &i : info)
-        if (PMIX_CHECK_KEY(&i, key)) return &i;
-    return nullptr;
-}
+using mca::find_info;  // pmixpp/mca/info.hpp
 
+// A bool attribute given as PMIX_BOOL or as a bare key (PMIX_UNDEF); absent: false.
 bool flag(const pmix_info_t *i) {
-    return i != nullptr &&
-           (i->value.type == PMIX_UNDEF || (i->value.type == PMIX_BOOL && i->value.data.flag));
+    return i != nullptr && mca::as_flag(i->value).value_or(false);
 }
 
 }  // namespace
 
 pmix_status_t TopologySharing::start(std::span<const pmix_info_t> info) {
-    share_ = flag(find(info, PMIX_SERVER_SHARE_TOPOLOGY));
-    if (const pmix_info_t *t = find(info, PMIX_TOPOLOGY2)) {
+    share_ = flag(find_info(info, PMIX_SERVER_SHARE_TOPOLOGY));
+    if (const pmix_info_t *t = find_info(info, PMIX_TOPOLOGY2)) {
         const pmix_topology_t *topo = t->value.type == PMIX_TOPO ? t->value.data.topo : nullptr;
         if (topo == nullptr || topo->topology == nullptr || topo->source == nullptr ||
             ::strncasecmp(topo->source, "hwloc", 5) != 0)
@@ -43,7 +40,7 @@ pmix_status_t TopologySharing::start(std::span<const pmix_info_t> info) {
         share_ = true;  // a host that hands its topology over means it to be used
     }
     dir_.clear();
-    if (const pmix_info_t *d = find(info, PMIX_SERVER_TMPDIR);
+    if (const pmix_info_t *d = find_info(info, PMIX_SERVER_TMPDIR);
         d != nullptr && d->value.type == PMIX_STRING && d->value.data.string != nullptr)
         dir_ = d->value.data.string;
     if (dir_.empty()) {
@@ -61,8 +58,8 @@ void TopologySharing::stop() noexcept {
 }
 
 std::optional<wire::InfoArray> TopologySharing::job_info(std::span<const pmix_info_t> info) {
-    if (!share_ || find(info, PMIX_TOPOLOGY_FILE) != nullptr ||
-        find(info, PMIX_HWLOC_XML_V2) != nullptr)
+    if (!share_ || find_info(info, PMIX_TOPOLOGY_FILE) != nullptr ||
+        find_info(info, PMIX_HWLOC_XML_V2) != nullptr)
         return std::nullopt;
     if (!tried_) {
         tried_ = true;
