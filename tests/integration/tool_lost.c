@@ -8,21 +8,13 @@
  * PMIX_ERR_LOST_CONNECTION with lost-b as the source (bounded, 30 s); lost-a
  * stays current and the only server listed, and answers a query. Then lost-a
  * ends and the event comes with lost-a as the source. Prints "tool_lost ok". */
+#define _GNU_SOURCE
 #include <pmix_tool.h>
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static char lost[4][PMIX_MAX_NSLEN + 1];
-static int nlost = 0;
 
 static void fail(const char *what, pmix_status_t rc) {
     printf("tool_lost FAILED: %s: %s\n", what, PMIx_Error_string(rc));
@@ -30,67 +22,7 @@ static void fail(const char *what, pmix_status_t rc) {
     exit(1);
 }
 
-static void on_lost(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
-                    size_t ninfo, pmix_info_t results[], size_t nresults,
-                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
-    (void)id, (void)status, (void)info, (void)ninfo, (void)results, (void)nresults;
-    pthread_mutex_lock(&lock);
-    if (nlost < 4) snprintf(lost[nlost++], PMIX_MAX_NSLEN + 1, "%s", source ? source->nspace : "");
-    pthread_cond_broadcast(&cond);
-    pthread_mutex_unlock(&lock);
-    if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
-}
-
-/* Waits (at most 30 s) for the n-th loss; returns its source or NULL. */
-static const char *wait_lost(int n) {
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += 30;
-    int rc = 0;
-    pthread_mutex_lock(&lock);
-    while (nlost < n && rc == 0) rc = pthread_cond_timedwait(&cond, &lock, &deadline);
-    const char *src = nlost >= n ? lost[n - 1] : NULL;
-    pthread_mutex_unlock(&lock);
-    return src;
-}
-
-struct host {
-    pid_t pid;
-    FILE *in;
-};
-
-static struct host start_host(const char *path, const char *nspace, const char *dir) {
-    int to[2], from[2];
-    if (pipe(to) != 0 || pipe(from) != 0) fail("pipe", PMIX_ERROR);
-    char ns[64], td[512];
-    snprintf(ns, sizeof ns, "nspace=%s", nspace);
-    snprintf(td, sizeof td, "tmpdir=%s", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(to[0], 0);
-        dup2(from[1], 1);
-        close(to[1]);
-        close(from[0]);
-        execl(path, path, "session", ns, td, (char *)NULL);
-        _exit(127);
-    }
-    close(to[0]);
-    close(from[1]);
-    FILE *out = fdopen(from[0], "r");
-    char line[256] = "";
-    alarm(30); /* a host that never gets ready fails the test */
-    if (fgets(line, sizeof line, out) == NULL || strncmp(line, "rdv_host ready", 14) != 0)
-        fail("a host did not start", PMIX_ERROR);
-    alarm(0);
-    struct host h = {pid, fdopen(to[1], "w")};
-    return h;
-}
-
-static void stop_host(struct host *h) {
-    fclose(h->in); /* it finalizes its server */
-    int st;
-    waitpid(h->pid, &st, 0);
-}
+#include "tool_servers.h"
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
