@@ -13,6 +13,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +60,14 @@ static char state_of(pid_t pid) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc != 3) return 2;
-    pmix_info_t info;
+    pmix_info_t info, launch;
     pid_t server = (pid_t)atoi(argv[1]);
     PMIX_INFO_LOAD(&info, PMIX_SERVER_PIDINFO, &server, PMIX_PID);
+    bool launcher = true; /* it spawns jobs */
+    PMIX_INFO_LOAD(&launch, PMIX_LAUNCHER, &launcher, PMIX_BOOL);
+    pmix_info_t init_info[2] = {info, launch};
     pmix_proc_t me;
-    pmix_status_t rc = PMIx_tool_init(&me, &info, 1);
+    pmix_status_t rc = PMIx_tool_init(&me, init_info, 2);
     PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS) fail("PMIx_tool_init", rc);
 

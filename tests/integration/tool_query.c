@@ -12,6 +12,7 @@
 #include <pmix_tool.h>
 
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,12 +83,15 @@ int main(int argc, char **argv) {
     const char *ns = argv[2];
     char *target_copy = strdup(argv[3]);
     const char *target_base = basename(target_copy);
-    pmix_info_t info;
+    pmix_info_t info, launch;
     PMIX_INFO_CONSTRUCT(&info);
     pid_t pid = (pid_t)atoi(argv[1]);
     PMIX_INFO_LOAD(&info, PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
+    bool launcher = true; /* it spawns jobs */
+    PMIX_INFO_LOAD(&launch, PMIX_LAUNCHER, &launcher, PMIX_BOOL);
+    pmix_info_t init_info[2] = {info, launch};
     pmix_proc_t me;
-    pmix_status_t rc = PMIx_tool_init(&me, &info, 1);
+    pmix_status_t rc = PMIx_tool_init(&me, init_info, 2);
     PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS) fail("PMIx_tool_init", rc);
 
@@ -98,7 +102,8 @@ int main(int argc, char **argv) {
                             PMIX_QUERY_JOB_STATUS, PMIX_QUERY_SPAWN_SUPPORT,
                             PMIX_QUERY_NAMESPACE_INFO};
     rc = ask(tables, 5, ns, &results, &nresults, &a, &n);
-    /* The qualifiers come back first (PMIX_QUERY_QUALIFIERS), then the five answers. */
+    /* The qualifiers come back first (PMIX_QUERY_QUALIFIERS), then the five
+     * answers. */
     if (rc != PMIX_SUCCESS || n != 6 || !PMIX_CHECK_KEY(&a[0], PMIX_QUERY_QUALIFIERS))
         fail("proc tables, job status, spawn support", rc);
     for (int k = 0; k < 2; ++k) {
