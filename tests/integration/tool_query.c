@@ -102,8 +102,7 @@ int main(int argc, char **argv) {
                             PMIX_QUERY_JOB_STATUS, PMIX_QUERY_SPAWN_SUPPORT,
                             PMIX_QUERY_NAMESPACE_INFO};
     rc = ask(tables, 5, ns, &results, &nresults, &a, &n);
-    /* The qualifiers come back first (PMIX_QUERY_QUALIFIERS), then the five
-     * answers. */
+    /* The qualifiers come back first (PMIX_QUERY_QUALIFIERS), then the five answers. */
     if (rc != PMIX_SUCCESS || n != 6 || !PMIX_CHECK_KEY(&a[0], PMIX_QUERY_QUALIFIERS))
         fail("proc tables, job status, spawn support", rc);
     for (int k = 0; k < 2; ++k) {
@@ -151,6 +150,37 @@ int main(int argc, char **argv) {
             cm->value.type != PMIX_FLOAT || !(dm->value.data.fval > 0) ||
             !(cm->value.data.fval > 0))
             fail("daemon / client memory", PMIX_ERROR);
+        if (find((const pmix_info_t *)f->array, f->size, PMIX_QUERY_REPORT_MINMAX) != NULL)
+            fail("a minimum and maximum nobody asked for", PMIX_ERROR);
+        PMIX_INFO_FREE(results, nresults);
+
+        /* PMIX_QUERY_REPORT_MINMAX: an entry of that key, a DATA_ARRAY of two
+         * FLOATs, the smallest and largest process, around the average. */
+        PMIX_QUERY_CONSTRUCT(&mq);
+        PMIX_ARGV_APPEND(rc, mq.keys, PMIX_QUERY_MEMORY_USAGE);
+        PMIX_INFO_CREATE(mq.qualifiers, 2);
+        mq.nqual = 2;
+        PMIX_INFO_LOAD(&mq.qualifiers[0], PMIX_NSPACE, ns, PMIX_STRING);
+        PMIX_INFO_LOAD(&mq.qualifiers[1], PMIX_QUERY_REPORT_MINMAX, &yes, PMIX_BOOL);
+        rc = PMIx_Query_info(&mq, 1, &results, &nresults);
+        PMIX_QUERY_DESTRUCT(&mq);
+        if (rc != PMIX_SUCCESS) fail("PMIX_QUERY_MEMORY_USAGE with PMIX_QUERY_REPORT_MINMAX", rc);
+        d = results[0].value.data.darray;
+        mem = find((const pmix_info_t *)d->array, d->size, PMIX_QUERY_MEMORY_USAGE);
+        if (mem == NULL || mem->value.type != PMIX_DATA_ARRAY) fail("minmax answer", PMIX_ERROR);
+        f = mem->value.data.darray;
+        cm = find((const pmix_info_t *)f->array, f->size, PMIX_CLIENT_AVG_MEMORY);
+        const pmix_info_t *mm =
+            find((const pmix_info_t *)f->array, f->size, PMIX_QUERY_REPORT_MINMAX);
+        if (cm == NULL || cm->value.type != PMIX_FLOAT || mm == NULL ||
+            mm->value.type != PMIX_DATA_ARRAY || mm->value.data.darray->type != PMIX_FLOAT ||
+            mm->value.data.darray->size != 2)
+            fail("the minimum and maximum entry", PMIX_ERROR);
+        const float *range = (const float *)mm->value.data.darray->array;
+        if (!(range[0] > 0) || range[0] > cm->value.data.fval || cm->value.data.fval > range[1])
+            fail("minimum <= average <= maximum", PMIX_ERROR);
+        printf("tool_query: memory min %.1f avg %.1f max %.1f MB\n", range[0], cm->value.data.fval,
+               range[1]);
         PMIX_INFO_FREE(results, nresults);
     }
 
