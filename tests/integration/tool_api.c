@@ -3,7 +3,8 @@
  *
  *   tool_api PMIXRUN_PID JOB_NSPACE
  * PMIx_Get of job-level (PMIX_JOB_SIZE) and committed ("tt.rank") data,
- * PMIx_Resolve_peers/_nodes, PMIx_Query_info (namespaces); PMIx_Spawn refused
+ * PMIx_Resolve_peers/_nodes, PMIx_Query_info (namespaces), PMIx_Process_monitor
+ * (cancel of an unknown id: the server's NOT_FOUND); PMIx_Spawn refused
  * (PMIX_ERR_NOT_SUPPORTED) to a tool initialized without PMIX_LAUNCHER, then,
  * initialized again with it, PMIx_Spawn of a new job. Prints "tool_api ok". */
 #include <pmix_tool.h>
@@ -73,6 +74,15 @@ int main(int argc, char **argv) {
         fail("PMIx_Query_info namespaces answer", PMIX_ERROR);
     PMIX_INFO_FREE(results, nresults);
     PMIX_QUERY_DESTRUCT(&q);
+
+    /* PMIx_Process_monitor reaches the server's monitoring: cancelling an id
+     * nobody registered is its PMIX_ERR_NOT_FOUND (an unconnected tool would
+     * get PMIX_ERR_UNREACH). */
+    pmix_info_t mon;
+    PMIX_INFO_LOAD(&mon, PMIX_MONITOR_CANCEL, "pmixpp.tool.no.such.monitor", PMIX_STRING);
+    rc = PMIx_Process_monitor(&mon, PMIX_SUCCESS, NULL, 0, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&mon);
+    if (rc != PMIX_ERR_NOT_FOUND) fail("PMIx_Process_monitor cancel of an unknown id", rc);
 
     pmix_app_t app;
     PMIX_APP_CONSTRUCT(&app);
