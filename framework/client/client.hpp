@@ -194,6 +194,8 @@ class Client {
     std::shared_ptr<gds_base::Datastore> store_;  // the view
     pmix_proc_t self_{};
     bool self_hosted_ = false;  // server process as its own client
+    // False in a tool initialized without PMIX_LAUNCHER: PMIx_Spawn is refused (tool.cpp).
+    std::atomic<bool> tool_launcher_{true};
 
     // Progress thread only.
     std::shared_ptr<ptl_base::Transports> transports_;

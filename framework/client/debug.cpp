@@ -1,6 +1,7 @@
 // Debugger support in the client (docs/tools.md, "Debuggers"): a process of
-// a job registered with PMIX_DEBUG_STOP_IN_INIT waits at the end of
-// PMIx_Init until a debugger releases it.
+// a job registered with PMIX_DEBUG_STOP_IN_INIT (job data, or its own data
+// when the attribute was in its app's info) waits at the end of PMIx_Init
+// until a debugger releases it.
 //
 // The wait: the process registers for PMIX_DEBUGGER_RELEASE, announces
 // PMIX_READY_FOR_DEBUG (source: itself, range GLOBAL, with PMIX_BREAKPOINT
@@ -55,18 +56,23 @@ void on_registered(pmix_status_t status, size_t id, void *) {
 // Called by PMIx_Init once the client face is up. Returns at once unless the
 // job carries PMIX_DEBUG_STOP_IN_INIT.
 void stop_in_init_if_asked(const pmix_proc_t &me) {
-    pmix_proc_t wild = me;
-    wild.rank = PMIX_RANK_WILDCARD;
     pmix_info_t optional;
     PMIX_INFO_CONSTRUCT(&optional);
     bool yes = true;
     PMIX_INFO_LOAD(&optional, PMIX_OPTIONAL, &yes, PMIX_BOOL);  // job data: no server round trip
-    pmix_value_t *v = nullptr;
-    const pmix_status_t rc = PMIx_Get(&wild, PMIX_DEBUG_STOP_IN_INIT, &optional, 1, &v);
+    // The process's own key (the attribute was in its app's info), else the job's.
+    auto asked = [&](const pmix_proc_t &whose) {
+        pmix_value_t *v = nullptr;
+        const pmix_status_t rc = PMIx_Get(&whose, PMIX_DEBUG_STOP_IN_INIT, &optional, 1, &v);
+        const bool yes_asked = rc == PMIX_SUCCESS && v != nullptr &&
+                               (v->type == PMIX_UNDEF || (v->type == PMIX_BOOL && v->data.flag));
+        if (v != nullptr) PMIX_VALUE_RELEASE(v);
+        return yes_asked;
+    };
+    pmix_proc_t wild = me;
+    wild.rank = PMIX_RANK_WILDCARD;
+    const bool stop = asked(me) || asked(wild);
     PMIX_INFO_DESTRUCT(&optional);
-    const bool stop = rc == PMIX_SUCCESS && v != nullptr &&
-                      (v->type == PMIX_UNDEF || (v->type == PMIX_BOOL && v->data.flag));
-    if (v != nullptr) PMIX_VALUE_RELEASE(v);
     if (!stop) return;
 
     auto log = mca::framework_logger("client");

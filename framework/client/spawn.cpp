@@ -7,6 +7,7 @@
 #include <pmix.h>
 
 #include "client/client.hpp"
+#include "mca/logging.hpp"
 #include "wire/codec.hpp"
 
 namespace pmixpp::client {
@@ -20,6 +21,15 @@ void Client::spawn_async(std::shared_ptr<wire::InfoArray> job_info, std::vector<
     if (!connected()) {
         // A server process asks its host directly, not through this face.
         done(has_view() ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_INIT, {});
+        return;
+    }
+    if (!tool_launcher_) {
+        // Standard, "Launching Applications with Tools": tool-directed
+        // launches require PMIX_LAUNCHER at PMIx_tool_init (docs/tools.md).
+        mca::framework_logger("client")->error(
+            "PMIx_Spawn: this tool was initialized without PMIX_LAUNCHER, which a tool that "
+            "starts jobs must pass to PMIx_tool_init");
+        done(PMIX_ERR_NOT_SUPPORTED, {});
         return;
     }
     auto body = BodyWriter()

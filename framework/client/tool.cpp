@@ -86,6 +86,7 @@ struct ToolOptions {
     std::optional<pmix_rank_t> rank;
     bool do_not_connect = false;
     bool connect_optional = false;
+    bool launcher = false;  // PMIX_LAUNCHER: the tool starts jobs (PMIx_Spawn)
     std::optional<std::string> attachment_file;
     std::optional<std::string> server_uri;
     std::optional<std::string> tcp_uri;
@@ -123,6 +124,8 @@ std::optional<Failure> parse_options(std::span<const pmix_info_t> info, ToolOpti
             o.do_not_connect = info_true(i);
         } else if (is(PMIX_TOOL_CONNECT_OPTIONAL)) {
             o.connect_optional = info_true(i);
+        } else if (is(PMIX_LAUNCHER)) {
+            o.launcher = info_true(i);
         } else if (is(PMIX_TOOL_ATTACHMENT_FILE)) {
             auto s = info_string(i);
             if (!s) return bad("a path");
@@ -370,6 +373,9 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
         self_hosted_ = false;
     }
     engine.post([me] { events::ProcessEvents::instance().set_self(me); });
+    // Launches need PMIX_LAUNCHER (standard, "Launching Applications with
+    // Tools"; docs/tools.md, "Launchers").
+    tool_launcher_ = opt.launcher;
     if (proc != nullptr) *proc = me;
     return PMIX_SUCCESS;
 }
@@ -500,6 +506,7 @@ pmix_status_t Client::tool_disconnect(const pmix_proc_t &server) {
 }
 
 pmix_status_t Client::tool_finalize() {
+    tool_launcher_ = true;                 // a later PMIx_Init's process is no tool
     if (connected()) return finalize({});  // releases the progress engine
     ProgressEngine::instance().release();
     return PMIX_SUCCESS;

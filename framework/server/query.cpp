@@ -1,9 +1,8 @@
-// PMIx_Query_info on the server side. The library answers the keys it knows
-// from its own state (registered jobs and clients, the datastore); every
-// other key goes to the host's query upcall, with the query's qualifiers.
-// Keys nobody answers are "not found" (the spec treats an unsupported key
-// like a missing one). Status: all found -> PMIX_SUCCESS; some ->
-// PMIX_ERR_PARTIAL_SUCCESS; none -> PMIX_ERR_NOT_FOUND.
+// The Queries service (queries.hpp): PMIx_Query_info on the server side. The library answers the
+// keys it knows from its own state (registered jobs and clients, the datastore); every other key
+// goes to the host's query upcall, with the query's qualifiers. Keys nobody answers are "not found"
+// (the spec treats an unsupported key like a missing one). Status: all found -> PMIX_SUCCESS; some
+// -> PMIX_ERR_PARTIAL_SUCCESS; none -> PMIX_ERR_NOT_FOUND.
 //
 // PMIX_QUERY_PROC_TABLE, _LOCAL_PROC_TABLE and PMIX_QUERY_JOB_STATUS go to the
 // host first when it has a query upcall (it knows executables, exit codes
@@ -29,9 +28,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 
-#include "mca/logging.hpp"
-#include "server/server.hpp"
+#include "server/queries.hpp"
 #include "server/upcall_results.hpp"
 #include "wire/protocol.hpp"
 
@@ -49,7 +48,7 @@ constexpr const char *kLibraryKeys[] = {
     PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE, PMIX_QUERY_NUM_PSETS,
     PMIX_QUERY_PSET_NAMES, PMIX_QUERY_SUPPORTED_KEYS,   PMIX_QUERY_ATTRIBUTE_SUPPORT};
 
-struct Query {
+struct Pending {
     std::vector<std::string> keys;
     wire::InfoArray qualifiers;
     std::shared_ptr<HostInfo> results = std::make_shared<HostInfo>();
@@ -124,14 +123,22 @@ pmix_proc_state_t state_of(const ClientRecord &c) {
 
 }  // namespace
 
-void Server::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
+Queries::Queries(const ClientTable &clients, const HostUpcalls &host, RequestTable &requests,
+                 QueryHooks hooks)
+    : clients_(clients), host_(host), hooks_(std::move(hooks)) {
+    requests.add(wire::Command::query, [this](Channel &ch, Frame &frame, ClientRecord *client) {
+        handle_query(ch, frame, client);
+    });
+}
+
+void Queries::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
     BodyReader r(frame.body);
     std::uint32_t n = 0;
     r.u32(n);
-    auto queries = std::make_shared<std::vector<Query>>();
+    std::vector<Query> queries;
     if (n <= r.remaining()) {
-        queries->resize(n);
-        for (auto &q : *queries) {
+        queries.resize(n);
+        for (auto &q : queries) {
             std::uint32_t m = 0;
             if (!r.u32(m) || m > r.remaining()) break;
             q.keys.resize(m);
@@ -139,12 +146,21 @@ void Server::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
             r.infos(q.qualifiers);
         }
     }
-    if (!r.finished() || client == nullptr || queries->empty()) {
+    if (!r.finished() || client == nullptr || queries.empty()) {
         ch.close("malformed query request");
         return;
     }
-    const auto reply = PendingReply::to(ch, frame);
-    const ProcKey me = key_of(client->proc);
+    request(PendingReply::to(ch, frame), client->proc, std::move(queries));
+}
+
+void Queries::request(const PendingReply &reply, const pmix_proc_t &caller,
+                      std::vector<Query> asked_queries) {
+    auto queries = std::make_shared<std::vector<Pending>>(asked_queries.size());
+    for (std::size_t i = 0; i < asked_queries.size(); ++i) {
+        (*queries)[i].keys = std::move(asked_queries[i].keys);
+        (*queries)[i].qualifiers = std::move(asked_queries[i].qualifiers);
+    }
+    const ProcKey me = key_of(caller);
 
     std::size_t asked = 0, found = 0;
     for (auto &q : *queries) {
@@ -152,7 +168,7 @@ void Server::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
             ++asked;
             if (host_->query != nullptr && host_first(key)) {
                 q.unresolved.push_back(key);  // the library's answer is the fallback
-            } else if (answer_query_key(q.qualifiers.span(), key, me.first, *q.results)) {
+            } else if (answer_key(q.qualifiers.span(), key, me.first, *q.results)) {
                 ++found;
             } else {
                 q.unresolved.push_back(key);
@@ -198,7 +214,7 @@ void Server::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
         hq->q.push_back(pq);
         hq->index.push_back(i);
     }
-    pmix_proc_t proc = client->proc;
+    pmix_proc_t proc = caller;
     // What the host did not answer of the keys it was asked first: the
     // library's own (less complete) answer.
     auto fallback = [this, queries, caller = me.first]() {
@@ -211,7 +227,7 @@ void Server::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
                         return PMIX_CHECK_KEY(&i, key.c_str());
                     }))
                     continue;
-                if (answer_query_key(q.qualifiers.span(), key, caller, *q.results)) ++added;
+                if (answer_key(q.qualifiers.span(), key, caller, *q.results)) ++added;
             }
         }
         return added;
@@ -257,16 +273,27 @@ void Server::handle_query(Channel &ch, Frame &frame, ClientRecord *client) {
         });
 }
 
-bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std::string &key,
-                              const std::string &caller_nspace, HostInfo &out) {
+std::optional<std::string> Queries::job_string(const pmix_proc_t &proc, const char *key) const {
+    if (store_ == nullptr) return std::nullopt;
+    std::optional<std::string> out;
+    [[maybe_unused]] auto st = store_->read([&](const mca::gds::Module &m) {
+        return m.fetch(proc, key, {}, [&](const pmix_value_t &v) {
+            if (v.type == PMIX_STRING && v.data.string != nullptr) out = v.data.string;
+        });
+    });
+    return out;
+}
+
+bool Queries::answer_key(std::span<const pmix_info_t> qualifiers, const std::string &key,
+                         const std::string &caller_nspace, HostInfo &out) const {
     const auto &q = qualifiers;
     const char *k = key.c_str();
-    if (groups_.answer_query(qualifiers, key, out)) return true;  // groups.cpp
+    if (hooks_.service_keys && hooks_.service_keys(qualifiers, key, out)) return true;  // groups
     if (key == PMIX_QUERY_ATTRIBUTE_SUPPORT) {
         // The host's level only: the client answers the library's levels
         // itself (api/attribute_support.cpp) and merges.
         std::vector<pmix_info_t> entries;
-        host_attribute_support(q, entries);
+        if (hooks_.host_attributes) hooks_.host_attributes(q, entries);
         if (entries.empty()) return false;
         auto *arr = static_cast<pmix_info_t *>(std::calloc(entries.size(), sizeof(pmix_info_t)));
         std::memcpy(arr, entries.data(), entries.size() * sizeof(pmix_info_t));
@@ -320,12 +347,8 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
             if (jobs[j]->job_size > 0)
                 inner.push_back(make_info(PMIX_JOB_SIZE, &jobs[j]->job_size, PMIX_UINT32));
             pmix_proc_t wild = proc_of({jobs[j]->nspace, PMIX_RANK_WILDCARD});
-            [[maybe_unused]] auto st = store_->read([&](const mca::gds::Module &m) {
-                return m.fetch(wild, PMIX_CMD_LINE, {}, [&](const pmix_value_t &v) {
-                    if (v.type == PMIX_STRING && v.data.string != nullptr)
-                        inner.push_back(make_info(PMIX_CMD_LINE, v.data.string, PMIX_STRING));
-                });
-            });
+            if (auto cmd = job_string(wild, PMIX_CMD_LINE))
+                inner.push_back(make_info(PMIX_CMD_LINE, cmd->c_str(), PMIX_STRING));
             auto *arr = static_cast<pmix_info_t *>(std::calloc(inner.size(), sizeof(pmix_info_t)));
             std::memcpy(arr, inner.data(), inner.size() * sizeof(pmix_info_t));
             outer[j] = make_array_info(PMIX_QUERY_NAMESPACE_INFO, PMIX_INFO, arr, inner.size());
@@ -335,7 +358,7 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
         return true;
     }
     const std::string ns = target_nspace(q, caller_nspace);
-    const JobRecord *job = find_job(ns);
+    const JobRecord *job = clients_.find_job(ns);
     if (job == nullptr || !job->registered) return false;
     if (key == PMIX_JOB_SIZE) {
         if (job->job_size == 0) return false;
@@ -358,12 +381,7 @@ bool Server::answer_query_key(std::span<const pmix_info_t> qualifiers, const std
         for (std::size_t j = 0; j < ranks.size(); ++j) {
             pmix_proc_info_t &pi = table[j];
             pi.proc = proc_of({ns, ranks[j]});
-            [[maybe_unused]] auto st = store_->read([&](const mca::gds::Module &m) {
-                return m.fetch(pi.proc, PMIX_HOSTNAME, {}, [&](const pmix_value_t &v) {
-                    if (v.type == PMIX_STRING && v.data.string != nullptr)
-                        pi.hostname = strdup(v.data.string);
-                });
-            });
+            if (auto host = job_string(pi.proc, PMIX_HOSTNAME)) pi.hostname = strdup(host->c_str());
             auto c = job->clients.find(ranks[j]);
             if (c != job->clients.end()) {
                 pi.pid = static_cast<pid_t>(c->second.pid);

@@ -18,7 +18,6 @@
 namespace pmixpp::server {
 
 using wire::Channel;
-using wire::Command;
 using wire::Frame;
 
 namespace {
@@ -49,8 +48,6 @@ Server::Server() {
     clients_.subscribe(&local_support_);
     clients_.subscribe(&connections_);
     clients_.subscribe(&tools_);  // last: a departed tool's record goes
-    // Each service registers its own requests (README.md, "Adding a request type").
-    on(Command::query, &Server::handle_query);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -64,6 +61,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
     store_ = std::move(store);
     modex_.set_store(store_);
     collectives_.set_store(store_);
+    queries_.set_store(store_);
     if (auto rc = topology_.start(info); rc != PMIX_SUCCESS)  // network: topology_share.hpp
         return mca::Status(rc, "PMIX_TOPOLOGY2 is not an hwloc topology");
 

@@ -43,6 +43,7 @@
 #include "server/modex.hpp"
 #include "server/monitoring.hpp"
 #include "server/publish.hpp"
+#include "server/queries.hpp"
 #include "server/rendezvous.hpp"
 #include "server/requests.hpp"
 #include "server/tools.hpp"
@@ -131,20 +132,6 @@ class Server {
 
   private:
     Server();
-    template <class Method>
-    void on(wire::Command command, Method method) {
-        requests_.add(command,
-                      [this, method](wire::Channel &ch, wire::Frame &frame, ClientRecord *client) {
-                          (this->*method)(ch, frame, client);
-                      });
-    }
-
-    // Request handlers: the dispatch table (README.md, "Adding a request").
-    void handle_query(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);  // query.cpp
-    // One query key the library answers from its own state (query.cpp); false: not known here.
-    bool answer_query_key(std::span<const pmix_info_t> qualifiers, const std::string &key,
-                          const std::string &caller_nspace, HostInfo &out);
-
     void refuse(wire::Channel &ch, const wire::Frame &frame, pmix_status_t status,
                 const std::string &reason);
     ClientRecord *find_client(const ProcKey &key) { return clients_.find_client(key); }
@@ -201,6 +188,16 @@ class Server {
                      collectives_.spawned(parent, nspace);
                  }};
     Publishing publishing_{host_, requests_};  // publish, lookup, unpublish
+    // query (queries.hpp): groups' keys and the host's attribute level through hooks
+    Queries queries_{
+        clients_, host_, requests_,
+        QueryHooks{
+            [this](std::span<const pmix_info_t> qualifiers, const std::string &key, HostInfo &out) {
+                return groups_.answer_query(qualifiers, key, out);
+            },
+            [this](std::span<const pmix_info_t> qualifiers, std::vector<pmix_info_t> &entries) {
+                host_attribute_support(qualifiers, entries);
+            }}};
     // setup_application, setup_local_support, a child's part of setup_fork
     LocalSupport local_support_{
         [] { return pnet_base::open(mca::ComponentRepository::process_wide()); }};

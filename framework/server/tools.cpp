@@ -131,38 +131,49 @@ void Tools::handshake(Channel &ch, const Frame &frame, const pmix_proc_t &reques
             refuse(*c, request, status, "the host refused the tool");
             return;
         }
-        if (strnlen(proc.nspace, PMIX_MAX_NSLEN) == 0) {
-            refuse(*c, request, PMIX_ERR_BAD_PARAM, "the host gave the tool an empty namespace");
-            return;
-        }
-        if (nspace_len > 0 && std::strncmp(proc.nspace, requested.nspace, PMIX_MAX_NSLEN) != 0) {
+        if (nspace_len > 0 && strnlen(proc.nspace, PMIX_MAX_NSLEN) > 0 &&
+            std::strncmp(proc.nspace, requested.nspace, PMIX_MAX_NSLEN) != 0) {
             log()->info("server: the host renamed tool {} to {}", requested.nspace, proc.nspace);
         }
-        const ProcKey key = key_of(proc);
-        if (const JobRecord *job = clients_.find_job(key.first);
-            job != nullptr &&
-            (tool_jobs_.count(key.first) == 0 || job->clients.count(key.second))) {
-            refuse(*c, request, PMIX_ERR_INVALID_CRED,
-                   "identity " + describe(key) + " is already in use on this server");
+        std::string reason;
+        if (const pmix_status_t rc = admit(proc, real_uid, real_gid, pid, c, reason);
+            rc != PMIX_SUCCESS) {
+            refuse(*c, request, rc, reason);
             return;
         }
-        JobRecord &job = clients_.jobs()[key.first];
-        job.nspace = key.first;
-        tool_jobs_.insert(key.first);
-        ClientRecord &rec = job.clients[key.second];
-        rec.proc = proc;
-        rec.uid = real_uid;
-        rec.gid = real_gid;
-        rec.pid = pid;
-        rec.state = ClientRecord::State::connected;
-        rec.channel = c;
-        tools_.insert(key);
+        const ProcKey key = key_of(proc);
         outcome_.accepted(*c, key);
         c->reply(request, BodyWriter().i32(PMIX_SUCCESS).str("").proc(self_).proc(proc).take());
         log()->info("server: tool {} (pid {}) connected from {}", describe(key), pid,
                     c->describe_peer());
     }};
     host_->tool_connected(args->info_data(), args->info_size(), &tool_shift, shift);
+}
+
+pmix_status_t Tools::admit(const pmix_proc_t &proc, uid_t uid, gid_t gid, std::uint32_t pid,
+                           std::shared_ptr<wire::Channel> channel, std::string &reason) {
+    if (strnlen(proc.nspace, PMIX_MAX_NSLEN) == 0) {
+        reason = "the host gave the tool an empty namespace";
+        return PMIX_ERR_BAD_PARAM;
+    }
+    const ProcKey key = key_of(proc);
+    if (const JobRecord *job = clients_.find_job(key.first);
+        job != nullptr && (tool_jobs_.count(key.first) == 0 || job->clients.count(key.second))) {
+        reason = "identity " + describe(key) + " is already in use on this server";
+        return PMIX_ERR_INVALID_CRED;
+    }
+    JobRecord &job = clients_.jobs()[key.first];
+    job.nspace = key.first;
+    tool_jobs_.insert(key.first);
+    ClientRecord &rec = job.clients[key.second];
+    rec.proc = proc;
+    rec.uid = uid;
+    rec.gid = gid;
+    rec.pid = pid;
+    rec.state = ClientRecord::State::connected;
+    rec.channel = std::move(channel);
+    tools_.insert(key);
+    return PMIX_SUCCESS;
 }
 
 void Tools::client_departed(const ProcKey &key, Departure) {

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -62,10 +63,16 @@ class Tools final : public DepartureListener {
     void handshake(wire::Channel &ch, const wire::Frame &frame, const pmix_proc_t &requested,
                    std::uint32_t uid, std::uint32_t gid, std::uint32_t pid, wire::InfoArray info);
 
-  private:
+    // The host approved a tool as `proc`: kept as a connected ClientRecord of
+    // its own nspace (the tool's nspace made here). PMIX_ERR_BAD_PARAM: an
+    // empty nspace; PMIX_ERR_INVALID_CRED: the identity is in use (a job's
+    // nspace, or a connected tool's); `reason` says which.
+    pmix_status_t admit(const pmix_proc_t &proc, uid_t uid, gid_t gid, std::uint32_t pid,
+                        std::shared_ptr<wire::Channel> channel, std::string &reason);
     // A departed tool: its record goes (and its nspace's, when empty).
     void client_departed(const ProcKey &client, Departure why) override;
 
+  private:
     ClientTable &clients_;
     const HostUpcalls &host_;
     const pmix_proc_t &self_;

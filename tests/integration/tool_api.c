@@ -3,10 +3,13 @@
  *
  *   tool_api PMIXRUN_PID JOB_NSPACE
  * PMIx_Get of job-level (PMIX_JOB_SIZE) and committed ("tt.rank") data,
- * PMIx_Resolve_peers/_nodes, PMIx_Query_info (namespaces), PMIx_Spawn of a
- * new job. Prints "tool_api ok". */
+ * PMIx_Resolve_peers/_nodes, PMIx_Query_info (namespaces), PMIx_Process_monitor
+ * (cancel of an unknown id: the server's NOT_FOUND); PMIx_Spawn refused
+ * (PMIX_ERR_NOT_SUPPORTED) to a tool initialized without PMIX_LAUNCHER, then,
+ * initialized again with it, PMIx_Spawn of a new job. Prints "tool_api ok". */
 #include <pmix_tool.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,12 +75,34 @@ int main(int argc, char **argv) {
     PMIX_INFO_FREE(results, nresults);
     PMIX_QUERY_DESTRUCT(&q);
 
+    /* PMIx_Process_monitor reaches the server's monitoring: cancelling an id
+     * nobody registered is its PMIX_ERR_NOT_FOUND (an unconnected tool would
+     * get PMIX_ERR_UNREACH). */
+    pmix_info_t mon;
+    PMIX_INFO_LOAD(&mon, PMIX_MONITOR_CANCEL, "pmixpp.tool.no.such.monitor", PMIX_STRING);
+    rc = PMIx_Process_monitor(&mon, PMIX_SUCCESS, NULL, 0, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&mon);
+    if (rc != PMIX_ERR_NOT_FOUND) fail("PMIx_Process_monitor cancel of an unknown id", rc);
+
     pmix_app_t app;
     PMIX_APP_CONSTRUCT(&app);
     app.cmd = strdup("true");
     PMIX_ARGV_APPEND(rc, app.argv, "true");
     app.maxprocs = 1;
     pmix_nspace_t child;
+    /* Standard, "Launching Applications with Tools": tool-directed launches
+     * require PMIX_LAUNCHER at PMIx_tool_init. */
+    rc = PMIx_Spawn(NULL, 0, &app, 1, child);
+    if (rc != PMIX_ERR_NOT_SUPPORTED) fail("PMIx_Spawn without PMIX_LAUNCHER", rc);
+    if ((rc = PMIx_tool_finalize()) != PMIX_SUCCESS) fail("PMIx_tool_finalize", rc);
+    pmix_info_t linfo[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&linfo[0], PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
+    PMIX_INFO_LOAD(&linfo[1], PMIX_LAUNCHER, &yes, PMIX_BOOL);
+    rc = PMIx_tool_init(&me, linfo, 2);
+    PMIX_INFO_DESTRUCT(&linfo[0]);
+    PMIX_INFO_DESTRUCT(&linfo[1]);
+    if (rc != PMIX_SUCCESS) fail("PMIx_tool_init with PMIX_LAUNCHER", rc);
     rc = PMIx_Spawn(NULL, 0, &app, 1, child);
     PMIX_APP_DESTRUCT(&app);
     if (rc != PMIX_SUCCESS) fail("PMIx_Spawn", rc);

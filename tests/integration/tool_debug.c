@@ -109,9 +109,12 @@ int main(int argc, char **argv) {
     PMIX_INFO_CONSTRUCT(&info[0]);
     pid_t pid = (pid_t)atoi(argv[1]);
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
+    bool launcher = true; /* it spawns jobs */
+    PMIX_INFO_LOAD(&info[1], PMIX_LAUNCHER, &launcher, PMIX_BOOL);
     pmix_proc_t me;
-    pmix_status_t rc = PMIx_tool_init(&me, info, 1);
+    pmix_status_t rc = PMIx_tool_init(&me, info, 2);
     PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
     if (rc != PMIX_SUCCESS) fail("PMIx_tool_init", rc);
 
     /* What the server's host supports for debuggers. */

@@ -8,11 +8,15 @@
  * /proc/<pid>/stat) before its exec (/proc/<pid>/exe is not DEBUGGEE yet);
  * then releases the job with PMIx_Job_control(PMIX_JOB_CTRL_RESUME) and
  * waits (bounded) for its PMIX_EVENT_JOB_END with PMIX_JOB_TERM_STATUS
- * success (both ran DEBUGGEE and exited 0). Prints "tool_exec ok". */
+ * success (both ran DEBUGGEE and exited 0). Then app-level: spawns two
+ * apps of one DEBUGGEE each, PMIX_DEBUG_STOP_ON_EXEC in app 0's info only;
+ * sees (bounded) app 1's process end while app 0's stays stopped, resumes
+ * and gets the job's successful end. Prints "tool_exec ok". */
 #include <pmix_tool.h>
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +63,14 @@ static char state_of(pid_t pid) {
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc != 3) return 2;
-    pmix_info_t info;
+    pmix_info_t info, launch;
     pid_t server = (pid_t)atoi(argv[1]);
     PMIX_INFO_LOAD(&info, PMIX_SERVER_PIDINFO, &server, PMIX_PID);
+    bool launcher = true; /* it spawns jobs */
+    PMIX_INFO_LOAD(&launch, PMIX_LAUNCHER, &launcher, PMIX_BOOL);
+    pmix_info_t init_info[2] = {info, launch};
     pmix_proc_t me;
-    pmix_status_t rc = PMIx_tool_init(&me, &info, 1);
+    pmix_status_t rc = PMIx_tool_init(&me, init_info, 2);
     PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS) fail("PMIx_tool_init", rc);
 
@@ -157,6 +164,75 @@ int main(int argc, char **argv) {
     pthread_mutex_unlock(&lock);
     if (!ended) fail("PMIX_EVENT_JOB_END after the release", PMIX_ERR_TIMEOUT);
     if (js != PMIX_SUCCESS) fail("the released job's status", js);
+
+    /* App-level: PMIX_DEBUG_STOP_ON_EXEC in app 0's info stops its process
+     * only; app 1's runs DEBUGGEE to its end meanwhile. */
+    pthread_mutex_lock(&lock);
+    job_ended = 0;
+    job_status = PMIX_ERROR;
+    pthread_mutex_unlock(&lock);
+    pmix_app_t apps[2];
+    for (int i = 0; i < 2; ++i) {
+        PMIX_APP_CONSTRUCT(&apps[i]);
+        apps[i].cmd = strdup(argv[2]);
+        PMIX_ARGV_APPEND(rc, apps[i].argv, argv[2]);
+        apps[i].maxprocs = 1;
+    }
+    PMIX_INFO_CREATE(apps[0].info, 1);
+    apps[0].ninfo = 1;
+    PMIX_INFO_LOAD(&apps[0].info[0], PMIX_DEBUG_STOP_ON_EXEC, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&sinfo[1], PMIX_NOTIFY_COMPLETION, &yes, PMIX_BOOL);
+    pmix_nspace_t mixed;
+    rc = PMIx_Spawn(&sinfo[1], 1, apps, 2, mixed);
+    PMIX_INFO_DESTRUCT(&sinfo[1]);
+    PMIX_APP_DESTRUCT(&apps[0]);
+    PMIX_APP_DESTRUCT(&apps[1]);
+    if (rc != PMIX_SUCCESS) fail("PMIx_Spawn with an app-level PMIX_DEBUG_STOP_ON_EXEC", rc);
+    /* Bounded (30 s): rank 1 ends while rank 0 stays stopped. */
+    pid_t stopped = 0;
+    int rank1_ended = 0;
+    for (int tries = 0; tries < 300 && !(rank1_ended && state_of(stopped) == 'T'); ++tries) {
+        PMIX_QUERY_CONSTRUCT(&q);
+        PMIX_ARGV_APPEND(rc, q.keys, PMIX_QUERY_PROC_TABLE);
+        PMIX_INFO_CREATE(q.qualifiers, 1);
+        q.nqual = 1;
+        PMIX_INFO_LOAD(&q.qualifiers[0], PMIX_NSPACE, mixed, PMIX_STRING);
+        rc = PMIx_Query_info(&q, 1, &results, &nresults);
+        PMIX_QUERY_DESTRUCT(&q);
+        if (rc != PMIX_SUCCESS) fail("proc table of the mixed job", rc);
+        d = results[0].value.data.darray;
+        answers = (const pmix_info_t *)d->array;
+        table = NULL;
+        for (size_t i = 0; i < d->size; ++i)
+            if (PMIX_CHECK_KEY(&answers[i], PMIX_QUERY_PROC_TABLE)) table = &answers[i];
+        if (table == NULL || table->value.data.darray->size != 2)
+            fail("a 2-entry table", PMIX_ERROR);
+        t = (const pmix_proc_info_t *)table->value.data.darray->array;
+        stopped = t[0].pid;
+        rank1_ended = t[1].state == PMIX_PROC_STATE_TERMINATED;
+        PMIX_INFO_FREE(results, nresults);
+        if (!rank1_ended || state_of(stopped) != 'T') usleep(100000);
+    }
+    if (!rank1_ended) fail("app 1's process ran to its end", PMIX_ERR_TIMEOUT);
+    if (state_of(stopped) != 'T') fail("app 0's process stopped before its exec", PMIX_ERROR);
+    printf("tool_exec: app 0 of %s stopped, app 1 ended; resuming\n", mixed);
+    PMIX_LOAD_PROCID(&target, mixed, PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&resume, PMIX_JOB_CTRL_RESUME, &yes, PMIX_BOOL);
+    rc = PMIx_Job_control(&target, 1, &resume, 1, &results, &nresults);
+    PMIX_INFO_DESTRUCT(&resume);
+    if (rc != PMIX_SUCCESS) fail("PMIx_Job_control RESUME of the mixed job", rc);
+    if (results != NULL) PMIX_INFO_FREE(results, nresults);
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 30;
+    wrc = 0;
+    pthread_mutex_lock(&lock);
+    while (!job_ended && wrc == 0) wrc = pthread_cond_timedwait(&cond, &lock, &deadline);
+    const int mixed_ended = job_ended;
+    const pmix_status_t ms = job_status;
+    pthread_mutex_unlock(&lock);
+    if (!mixed_ended) fail("PMIX_EVENT_JOB_END of the mixed job", PMIX_ERR_TIMEOUT);
+    if (ms != PMIX_SUCCESS) fail("the mixed job's status", ms);
+
     PMIx_tool_finalize();
     printf("tool_exec ok\n");
     return 0;

@@ -12,6 +12,7 @@
 #include <pmix_tool.h>
 
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,12 +83,15 @@ int main(int argc, char **argv) {
     const char *ns = argv[2];
     char *target_copy = strdup(argv[3]);
     const char *target_base = basename(target_copy);
-    pmix_info_t info;
+    pmix_info_t info, launch;
     PMIX_INFO_CONSTRUCT(&info);
     pid_t pid = (pid_t)atoi(argv[1]);
     PMIX_INFO_LOAD(&info, PMIX_SERVER_PIDINFO, &pid, PMIX_PID);
+    bool launcher = true; /* it spawns jobs */
+    PMIX_INFO_LOAD(&launch, PMIX_LAUNCHER, &launcher, PMIX_BOOL);
+    pmix_info_t init_info[2] = {info, launch};
     pmix_proc_t me;
-    pmix_status_t rc = PMIx_tool_init(&me, &info, 1);
+    pmix_status_t rc = PMIx_tool_init(&me, init_info, 2);
     PMIX_INFO_DESTRUCT(&info);
     if (rc != PMIX_SUCCESS) fail("PMIx_tool_init", rc);
 
@@ -146,6 +150,37 @@ int main(int argc, char **argv) {
             cm->value.type != PMIX_FLOAT || !(dm->value.data.fval > 0) ||
             !(cm->value.data.fval > 0))
             fail("daemon / client memory", PMIX_ERROR);
+        if (find((const pmix_info_t *)f->array, f->size, PMIX_QUERY_REPORT_MINMAX) != NULL)
+            fail("a minimum and maximum nobody asked for", PMIX_ERROR);
+        PMIX_INFO_FREE(results, nresults);
+
+        /* PMIX_QUERY_REPORT_MINMAX: an entry of that key, a DATA_ARRAY of two
+         * FLOATs, the smallest and largest process, around the average. */
+        PMIX_QUERY_CONSTRUCT(&mq);
+        PMIX_ARGV_APPEND(rc, mq.keys, PMIX_QUERY_MEMORY_USAGE);
+        PMIX_INFO_CREATE(mq.qualifiers, 2);
+        mq.nqual = 2;
+        PMIX_INFO_LOAD(&mq.qualifiers[0], PMIX_NSPACE, ns, PMIX_STRING);
+        PMIX_INFO_LOAD(&mq.qualifiers[1], PMIX_QUERY_REPORT_MINMAX, &yes, PMIX_BOOL);
+        rc = PMIx_Query_info(&mq, 1, &results, &nresults);
+        PMIX_QUERY_DESTRUCT(&mq);
+        if (rc != PMIX_SUCCESS) fail("PMIX_QUERY_MEMORY_USAGE with PMIX_QUERY_REPORT_MINMAX", rc);
+        d = results[0].value.data.darray;
+        mem = find((const pmix_info_t *)d->array, d->size, PMIX_QUERY_MEMORY_USAGE);
+        if (mem == NULL || mem->value.type != PMIX_DATA_ARRAY) fail("minmax answer", PMIX_ERROR);
+        f = mem->value.data.darray;
+        cm = find((const pmix_info_t *)f->array, f->size, PMIX_CLIENT_AVG_MEMORY);
+        const pmix_info_t *mm =
+            find((const pmix_info_t *)f->array, f->size, PMIX_QUERY_REPORT_MINMAX);
+        if (cm == NULL || cm->value.type != PMIX_FLOAT || mm == NULL ||
+            mm->value.type != PMIX_DATA_ARRAY || mm->value.data.darray->type != PMIX_FLOAT ||
+            mm->value.data.darray->size != 2)
+            fail("the minimum and maximum entry", PMIX_ERROR);
+        const float *range = (const float *)mm->value.data.darray->array;
+        if (!(range[0] > 0) || range[0] > cm->value.data.fval || cm->value.data.fval > range[1])
+            fail("minimum <= average <= maximum", PMIX_ERROR);
+        printf("tool_query: memory min %.1f avg %.1f max %.1f MB\n", range[0], cm->value.data.fval,
+               range[1]);
         PMIX_INFO_FREE(results, nresults);
     }
 

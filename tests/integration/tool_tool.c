@@ -225,7 +225,7 @@ static int errors_mode(void) {
     PMIX_INFO_DESTRUCT(&info[1]);
 
     bool yes = true;
-    PMIX_INFO_LOAD(&info[0], PMIX_LAUNCHER, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[0], PMIX_LAUNCHER_DAEMON, "/bin/true", PMIX_STRING);
     PMIX_INFO_REQUIRED(&info[0]);
     expect_init("required unsupported attribute", info, 1, PMIX_ERR_NOT_SUPPORTED);
     PMIX_INFO_DESTRUCT(&info[0]);

@@ -1,4 +1,5 @@
 #include "events.hpp"
+#include "tools.hpp"
 
 #include <pmix.h>
 
@@ -56,8 +57,10 @@ pmix_status_t on_deregister_events(pmix_status_t *, size_t, pmix_op_cbfunc_t, vo
 }
 
 pmix_status_t on_notify_event(pmix_status_t code, const pmix_proc_t *source,
-                              pmix_data_range_t range, pmix_info_t[], size_t, pmix_op_cbfunc_t,
-                              void *) {
+                              pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
+                              pmix_op_cbfunc_t, void *) {
+    if (code == PMIX_READY_FOR_DEBUG && source != nullptr)  // tools.hpp: stop in the app
+        tools_ready_for_debug(*source, info, ninfo);
     if (std::getenv("PMIXRUN_TRACE_EVENTS") != nullptr) {
         std::fprintf(stderr, "pmixrun: notify_event upcall: %s from %s:%u range %s\n",
                      PMIx_Error_string(code), source != nullptr ? source->nspace : "(sms)",
@@ -125,6 +128,25 @@ void raise_job_end(const pmix_proc_t &requester, const std::string &nspace,
         r->add(PMIX_EXIT_CODE, &exit_code, PMIX_INT);
     }
     raise(PMIX_EVENT_JOB_END, make_proc(nspace, PMIX_RANK_WILDCARD), r, &requester);
+}
+
+void raise_ready_for_debug(const pmix_proc_t &requester, const std::string &nspace,
+                           const std::vector<pmix_rank_t> &ranks, const std::string &breakpoint) {
+    auto *r = new Raised;
+    std::vector<pmix_proc_t> procs;
+    for (pmix_rank_t rank : ranks) procs.push_back(make_proc(nspace, rank));
+    pmix_data_array_t darray{PMIX_PROC, procs.size(), procs.data()};
+    r->add(PMIX_EVENT_AFFECTED_PROCS, &darray, PMIX_DATA_ARRAY);  // copies
+    r->add(PMIX_NSPACE, nspace.c_str(), PMIX_STRING);
+    r->add(PMIX_BREAKPOINT, breakpoint.c_str(), PMIX_STRING);
+    r->add(PMIX_EVENT_CUSTOM_RANGE, &requester, PMIX_PROC);
+    const pmix_status_t rc = PMIx_Notify_event(PMIX_READY_FOR_DEBUG, nullptr, PMIX_RANGE_CUSTOM,
+                                               r->info.data(), r->info.size(), release_raised, r);
+    if (rc != PMIX_SUCCESS) {
+        std::fprintf(stderr, "pmixrun: cannot raise PMIX_READY_FOR_DEBUG: %s\n",
+                     PMIx_Error_string(rc));
+        delete r;
+    }
 }
 
 }  // namespace pmixrun

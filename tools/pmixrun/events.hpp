@@ -16,6 +16,7 @@
 #include <pmix_server.h>
 
 #include <string>
+#include <vector>
 
 namespace pmixrun {
 
@@ -36,5 +37,12 @@ void raise_proc_terminated_for(const pmix_proc_t &requester, const std::string &
 // first one's PMIX_PROCID and PMIX_EXIT_CODE; affected proc nspace:WILDCARD.
 void raise_job_end(const pmix_proc_t &requester, const std::string &nspace,
                    pmix_status_t term_status, const pmix_proc_t *first_failed, int exit_code);
+
+// tools (issue 15): PMIX_READY_FOR_DEBUG for `requester` (range CUSTOM)
+// once the processes `ranks` of job `nspace` stopped in the application
+// (PMIX_DEBUG_STOP_IN_APP): PMIX_EVENT_AFFECTED_PROCS, PMIX_NSPACE,
+// PMIX_BREAKPOINT.
+void raise_ready_for_debug(const pmix_proc_t &requester, const std::string &nspace,
+                           const std::vector<pmix_rank_t> &ranks, const std::string &breakpoint);
 
 }  // namespace pmixrun

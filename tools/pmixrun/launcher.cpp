@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 namespace pmixrun {
@@ -230,6 +231,21 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         bool yes = true;
         add_info(info, PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
     }
+    // PMIX_DEBUG_STOP_IN_APP as the clients read it (PMIx_Get, rank
+    // WILDCARD): true for every rank, else the array of the procs named.
+    std::vector<pmix_proc_t> stop_in_app;
+    for (pmix_rank_t r : spec.stop_in_app) {
+        stop_in_app.emplace_back();
+        std::memcpy(stop_in_app.back().nspace, nspace, sizeof nspace);
+        stop_in_app.back().rank = r;
+    }
+    if (!stop_in_app.empty() && stop_in_app.size() == n) {
+        bool yes = true;
+        add_info(info, PMIX_DEBUG_STOP_IN_APP, &yes, PMIX_BOOL);
+    } else if (!stop_in_app.empty()) {
+        pmix_data_array_t procs{PMIX_PROC, stop_in_app.size(), stop_in_app.data()};
+        add_info(info, PMIX_DEBUG_STOP_IN_APP, &procs, PMIX_DATA_ARRAY);
+    }
     if (const std::string &topo = shared_topology_file(); !topo.empty())
         add_info(info, PMIX_TOPOLOGY_FILE, topo.c_str(), PMIX_STRING);  // binding.hpp
     if (spec.spawned) {
@@ -254,6 +270,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
             app_rank_of.push_back(k);
         }
     }
+    bool yes = true;
     for (uint32_t r = 0; r < n; ++r) {
         std::vector<pmix_info_t> pd;
         pmix_rank_t rank = r, global = offset + r, app_rank = app_rank_of[r];
@@ -268,6 +285,9 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         add_info(pd, PMIX_APPNUM, &appnum, PMIX_UINT32);
         add_info(pd, PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
         if (!job_dir.empty()) add_info(pd, PMIX_PROCDIR, proc_dir(job_dir, r).c_str(), PMIX_STRING);
+        // An app-level PMIX_DEBUG_STOP_IN_INIT: the app's processes only.
+        if (!spec.stop_in_init && spec.apps[appnum].stop_in_init)
+            add_info(pd, PMIX_DEBUG_STOP_IN_INIT, &yes, PMIX_BOOL);
         std::string cpuset, locality;  // where the process runs (binding.hpp)
         if (placement_strings(offset + r, cpuset, locality)) {
             add_info(pd, PMIX_CPUSET, cpuset.c_str(), PMIX_STRING);
@@ -342,6 +362,17 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
     universe_ += n;
 
     // --- launch ---
+    // The spawner hears when the processes told to stop (in init, in the
+    // app) are all there (PMIX_READY_FOR_DEBUG, tools.hpp).
+    if (spec.spawned) {
+        std::vector<pmix_rank_t> in_init;
+        for (uint32_t r = 0; r < n; ++r) {
+            if (spec.stop_in_init || spec.apps[appnum_of[r]].stop_in_init) in_init.push_back(r);
+        }
+        if (!in_init.empty()) tools_debug_stops(nspace, spec.parent, std::move(in_init), true);
+        if (!spec.stop_in_app.empty())
+            tools_debug_stops(nspace, spec.parent, spec.stop_in_app, false);
+    }
     // Every rank is in the proc table before the first one runs: a process
     // that queries it early sees its peers as launching, not missing.
     {
@@ -369,14 +400,15 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         static char sh_name[] = "sh", sh_c[] = "-c",
                     stop_then_exec[] = "kill -STOP $$ && exec \"$0\" \"$@\"";
         std::string program_path = paths[a];
-        if (spec.stop_on_exec) {
+        const bool stop_on_exec = spec.stop_on_exec || app.stop_on_exec;
+        if (stop_on_exec) {
             child_argv = {sh_name, sh_c, stop_then_exec, program_path.data()};
             for (std::size_t j = 1; j < args.size(); ++j) child_argv.push_back(args[j].data());
         } else {
             for (auto &s : args) child_argv.push_back(s.data());
         }
         child_argv.push_back(nullptr);
-        const std::string launch_path = spec.stop_on_exec ? "/bin/sh" : paths[a];
+        const std::string launch_path = stop_on_exec ? "/bin/sh" : paths[a];
         for (uint32_t k = 0; k < app.nprocs; ++k, ++rank) {
             pmix_proc_t proc = proc_of(rank);
             char **cenv = static_cast<char **>(std::calloc(env.size() + 1, sizeof(char *)));
@@ -566,6 +598,55 @@ void Launcher::deregister_all() {
     jobs_.clear();
 }
 
+namespace {
+
+// PMIX_DEBUG_STOP_IN_APP's value (standard: a bool, a rank or a data array
+// of procs) -> the job ranks in [first, first + count) it names, added to
+// `out`: true (or no value) all of them, false none, a rank that one
+// (PMIX_RANK_WILDCARD all), each proc's rank of an array (its namespace is
+// the job being spawned, unknown to the spawner). False: another type, or
+// a rank outside.
+bool stop_in_app_ranks(const pmix_value_t &v, pmix_rank_t first, std::uint32_t count,
+                       std::set<pmix_rank_t> &out) {
+    auto all = [&] {
+        for (std::uint32_t k = 0; k < count; ++k) out.insert(first + k);
+        return true;
+    };
+    auto one = [&](pmix_rank_t r) {
+        if (r == PMIX_RANK_WILDCARD) return all();
+        if (r < first || r - first >= count) return false;
+        out.insert(r);
+        return true;
+    };
+    switch (v.type) {
+        case PMIX_UNDEF:
+            return all();
+        case PMIX_BOOL:
+            return v.data.flag ? all() : true;
+        case PMIX_PROC_RANK:
+            return one(v.data.rank);
+        case PMIX_UINT32:
+            return one(v.data.uint32);
+        case PMIX_DATA_ARRAY: {
+            const pmix_data_array_t *d = v.data.darray;
+            if (d == nullptr || d->size == 0 || d->array == nullptr) return false;
+            for (std::size_t k = 0; k < d->size; ++k) {
+                bool ok = false;
+                if (d->type == PMIX_PROC)
+                    ok = one(static_cast<const pmix_proc_t *>(d->array)[k].rank);
+                if (d->type == PMIX_PROC_RANK)
+                    ok = one(static_cast<const pmix_rank_t *>(d->array)[k]);
+                if (!ok) return false;
+            }
+            return true;
+        }
+        default:
+            return false;
+    }
+}
+
+}  // namespace
+
 pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[], size_t ninfo,
                            const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
                            void *cbdata) {
@@ -575,6 +656,8 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
     JobSpec spec;
     spec.spawned = true;
     if (proc != nullptr) spec.parent = *proc;
+    const pmix_value_t *job_stop_in_app = nullptr;  // read once the apps' ranks are known
+    std::vector<const pmix_value_t *> app_stop_in_app;
     for (size_t k = 0; job_info != nullptr && k < ninfo; ++k) {
         const pmix_info_t &i = job_info[k];
         // A bool attribute: PMIX_BOOL, or no value at all meaning true.
@@ -592,6 +675,8 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
             spec.stop_in_init = on;
         } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_ON_EXEC)) {
             spec.stop_on_exec = on;
+        } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_IN_APP)) {
+            job_stop_in_app = &i.value;
         } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_TARGET) && i.value.type == PMIX_PROC &&
                    i.value.data.proc != nullptr) {
             spec.has_debug_target = true;
@@ -621,10 +706,20 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
             if (std::strchr(*v, '=') != nullptr) app.env.emplace_back(*v);
         }
         if (in.cwd != nullptr) app.cwd = in.cwd;
+        app_stop_in_app.push_back(nullptr);
         for (size_t k = 0; in.info != nullptr && k < in.ninfo; ++k) {
-            if (PMIX_CHECK_KEY(&in.info[k], PMIX_WDIR) && in.info[k].value.type == PMIX_STRING &&
-                in.info[k].value.data.string != nullptr) {
-                app.cwd = in.info[k].value.data.string;
+            const pmix_info_t &i = in.info[k];
+            const bool on =
+                i.value.type == PMIX_UNDEF || (i.value.type == PMIX_BOOL && i.value.data.flag);
+            if (PMIX_CHECK_KEY(&i, PMIX_WDIR) && i.value.type == PMIX_STRING &&
+                i.value.data.string != nullptr) {
+                app.cwd = i.value.data.string;
+            } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_IN_INIT)) {
+                app.stop_in_init = on;
+            } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_ON_EXEC)) {
+                app.stop_on_exec = on;
+            } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_IN_APP)) {
+                app_stop_in_app.back() = &i.value;
             }
         }
         app.nprocs = static_cast<std::uint32_t>(in.maxprocs);
@@ -647,6 +742,20 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
         if (targets == 0) return PMIX_ERR_BAD_PARAM;
         spec.apps.front().nprocs = static_cast<std::uint32_t>(targets * spec.daemons_per_proc);
     }
+    // PMIX_DEBUG_STOP_IN_APP: job-level, over every rank; app-level, over the
+    // app's ranks. A value of another type, or a rank outside: BAD_PARAM.
+    std::set<pmix_rank_t> stop_in_app;
+    std::uint32_t total = 0;
+    for (const auto &app : spec.apps) total += app.nprocs;
+    if (job_stop_in_app != nullptr && !stop_in_app_ranks(*job_stop_in_app, 0, total, stop_in_app))
+        return PMIX_ERR_BAD_PARAM;
+    for (std::size_t a = 0, first = 0; a < spec.apps.size(); first += spec.apps[a].nprocs, ++a) {
+        if (app_stop_in_app[a] != nullptr &&
+            !stop_in_app_ranks(*app_stop_in_app[a], static_cast<pmix_rank_t>(first),
+                               spec.apps[a].nprocs, stop_in_app))
+            return PMIX_ERR_BAD_PARAM;
+    }
+    spec.stop_in_app.assign(stop_in_app.begin(), stop_in_app.end());
     launcher->queue_spawn(
         std::move(spec), [cbfunc, cbdata](pmix_status_t rc, const std::string &ns) {
             pmix_nspace_t out{};

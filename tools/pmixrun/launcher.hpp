@@ -29,6 +29,11 @@ struct AppSpec {
     std::vector<std::string> env;   // "NAME=value", set on top of pmixrun's environment
     std::string cwd;                // empty: pmixrun's
     std::uint32_t nprocs = 1;
+    // App-level debugger attributes (in the pmix_app_t's info; docs/tools.md,
+    // "Debuggers"): PMIX_DEBUG_STOP_IN_INIT, registered for this app's
+    // processes only, and PMIX_DEBUG_STOP_ON_EXEC for them.
+    bool stop_in_init = false;
+    bool stop_on_exec = false;
 };
 
 // Termination events the spawner asked for in PMIx_Spawn's job info; they go
@@ -54,6 +59,10 @@ struct JobSpec {
     pmix_proc_t debug_target{};
     std::uint32_t daemons_per_node = 0;
     std::uint32_t daemons_per_proc = 0;  // times the target's processes (tools.hpp)
+    // PMIX_DEBUG_STOP_IN_APP (job- or app-level): the job ranks to stop at an
+    // application-defined point, sorted (registered for the clients; the
+    // spawner gets PMIX_READY_FOR_DEBUG when all of them are there).
+    std::vector<pmix_rank_t> stop_in_app;
 };
 
 // done(status, nspace): the outcome of a queued spawn, called once.

@@ -1,8 +1,10 @@
 #include "tools.hpp"
+#include "events.hpp"
 #include "launcher.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <functional>
+#include <set>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -28,9 +31,9 @@ constexpr const char *kSpawnAttributes[] = {PMIX_WDIR, PMIX_NOTIFY_PROC_TERMINAT
                                             PMIX_NOTIFY_PROC_ABNORMAL_TERMINATION,
                                             PMIX_NOTIFY_COMPLETION, PMIX_EVENT_SILENT_TERMINATION};
 // The debugger attributes of a spawn (launcher.cpp).
-constexpr const char *kDebugSpawnAttributes[] = {PMIX_DEBUG_STOP_IN_INIT, PMIX_DEBUG_TARGET,
-                                                 PMIX_DEBUG_DAEMONS_PER_PROC,
-                                                 PMIX_DEBUG_DAEMONS_PER_NODE};
+constexpr const char *kDebugSpawnAttributes[] = {
+    PMIX_DEBUG_STOP_IN_INIT, PMIX_DEBUG_STOP_ON_EXEC,     PMIX_DEBUG_STOP_IN_APP,
+    PMIX_DEBUG_TARGET,       PMIX_DEBUG_DAEMONS_PER_PROC, PMIX_DEBUG_DAEMONS_PER_NODE};
 
 void on_tool_connected(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,
                        void *cbdata) {
@@ -109,9 +112,20 @@ const char *qualifier_nspace(const pmix_query_t &q) {
     return nullptr;
 }
 
+// Whether the query has a true bool qualifier `key`.
+bool qualifier_set(const pmix_query_t &q, const char *key) {
+    for (size_t i = 0; q.qualifiers != nullptr && i < q.nqual; ++i) {
+        const pmix_info_t &x = q.qualifiers[i];
+        if (PMIX_CHECK_KEY(&x, key))
+            return x.value.type == PMIX_UNDEF || (x.value.type == PMIX_BOOL && x.value.data.flag);
+    }
+    return false;
+}
+
 // One answer per key it knows, for the job `ns` (the requester's if no
-// qualifier names one). Caller holds g_table_mutex.
-bool answer(const std::string &key, const std::string &ns, pmix_info_t &out) {
+// qualifier names one), with `minmax` (PMIX_QUERY_REPORT_MINMAX) asked or
+// not. Caller holds g_table_mutex.
+bool answer(const std::string &key, const std::string &ns, bool minmax, pmix_info_t &out) {
     PMIX_INFO_CONSTRUCT(&out);
     if (key == PMIX_QUERY_SPAWN_SUPPORT) {
         // The PMIx_Spawn attributes pmixrun acts on (launcher.cpp, spawn_upcall).
@@ -122,8 +136,8 @@ bool answer(const std::string &key, const std::string &ns, pmix_info_t &out) {
     }
     if (key == PMIX_QUERY_DEBUG_SUPPORT) {
         // The debugger attributes pmixrun acts on (spawn_upcall).
-        const std::string list =
-            std::string(PMIX_DEBUG_STOP_IN_INIT) + "," + PMIX_DEBUG_STOP_ON_EXEC;
+        const std::string list = std::string(PMIX_DEBUG_STOP_IN_INIT) + "," +
+                                 PMIX_DEBUG_STOP_ON_EXEC + "," + PMIX_DEBUG_STOP_IN_APP;
         PMIX_INFO_LOAD(&out, key.c_str(), list.c_str(), PMIX_STRING);
         return true;
     }
@@ -131,8 +145,10 @@ bool answer(const std::string &key, const std::string &ns, pmix_info_t &out) {
         // pmixrun's resident memory and the average of the running processes
         // (of the job named, else of all jobs), in megabytes. Every process is
         // local, so PMIX_QUERY_LOCAL_ONLY changes nothing, and the average is
-        // what is reported (PMIX_QUERY_REPORT_AVG).
-        double sum = 0;
+        // what is reported (PMIX_QUERY_REPORT_AVG). PMIX_QUERY_REPORT_MINMAX
+        // adds an entry of that key: a DATA_ARRAY of two FLOATs, the smallest
+        // and the largest process (docs/tools.md, "Queries").
+        double sum = 0, least = 0, most = 0;
         std::size_t count = 0;
         const bool one = g_table.count(ns) != 0;
         for (const auto &[job_ns, ranks] : g_table) {
@@ -140,6 +156,8 @@ bool answer(const std::string &key, const std::string &ns, pmix_info_t &out) {
             for (const auto &[rank, r] : ranks) {
                 if (r.ended) continue;
                 if (auto mb = resident_mb(r.pid)) {
+                    least = count == 0 ? *mb : std::min(least, *mb);
+                    most = count == 0 ? *mb : std::max(most, *mb);
                     sum += *mb;
                     ++count;
                 }
@@ -149,15 +167,18 @@ bool answer(const std::string &key, const std::string &ns, pmix_info_t &out) {
         if (!self || count == 0) return false;
         float daemon = static_cast<float>(*self);
         float avg = static_cast<float>(sum / static_cast<double>(count));
-        pmix_info_t fields[2];
-        PMIX_INFO_CONSTRUCT(&fields[0]);
-        PMIX_INFO_CONSTRUCT(&fields[1]);
+        float range[2] = {static_cast<float>(least), static_cast<float>(most)};
+        pmix_data_array_t range_array{PMIX_FLOAT, 2, range};
+        pmix_info_t fields[3];
+        const std::size_t nfields = minmax ? 3 : 2;
+        for (auto &f : fields) PMIX_INFO_CONSTRUCT(&f);
         PMIX_INFO_LOAD(&fields[0], PMIX_DAEMON_MEMORY, &daemon, PMIX_FLOAT);
         PMIX_INFO_LOAD(&fields[1], PMIX_CLIENT_AVG_MEMORY, &avg, PMIX_FLOAT);
-        pmix_data_array_t darray{PMIX_INFO, 2, fields};
+        if (minmax)
+            PMIX_INFO_LOAD(&fields[2], PMIX_QUERY_REPORT_MINMAX, &range_array, PMIX_DATA_ARRAY);
+        pmix_data_array_t darray{PMIX_INFO, nfields, fields};
         PMIX_INFO_LOAD(&out, key.c_str(), &darray, PMIX_DATA_ARRAY);  // copies
-        PMIX_INFO_DESTRUCT(&fields[0]);
-        PMIX_INFO_DESTRUCT(&fields[1]);
+        for (auto &f : fields) PMIX_INFO_DESTRUCT(&f);
         return true;
     }
     auto job = g_table.find(ns);
@@ -222,7 +243,8 @@ pmix_status_t on_query(pmix_proc_t *requester, pmix_query_t *queries, size_t nqu
             for (char **k = queries[q].keys; k != nullptr && *k != nullptr; ++k) {
                 ++asked;
                 pmix_info_t out;
-                if (answer(*k, ns, out)) answers->push_back(out);
+                if (answer(*k, ns, qualifier_set(queries[q], PMIX_QUERY_REPORT_MINMAX), out))
+                    answers->push_back(out);
             }
         }
     }
@@ -273,6 +295,55 @@ void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, boo
     r.by_signal = by_signal;
 }
 
+namespace {
+
+// PMIX_DEBUG_STOP_IN_INIT / _STOP_IN_APP: per job and kind (in init or
+// not), who spawned it and which targeted ranks have not announced
+// PMIX_READY_FOR_DEBUG yet.
+struct DebugStop {
+    pmix_proc_t spawner{};
+    std::vector<pmix_rank_t> targets;
+    std::set<pmix_rank_t> waiting;
+    std::string breakpoint;  // the first one announced
+};
+std::mutex g_stop_mutex;
+std::map<std::pair<std::string, bool>, DebugStop> g_stops;  // under g_stop_mutex
+
+}  // namespace
+
+void tools_debug_stops(const std::string &nspace, const pmix_proc_t &spawner,
+                       std::vector<pmix_rank_t> ranks, bool in_init) {
+    std::lock_guard lock(g_stop_mutex);
+    DebugStop &s = g_stops[{nspace, in_init}];
+    s.spawner = spawner;
+    s.waiting = std::set<pmix_rank_t>(ranks.begin(), ranks.end());
+    s.targets = std::move(ranks);
+}
+
+void tools_ready_for_debug(const pmix_proc_t &source, const pmix_info_t info[], size_t ninfo) {
+    std::string breakpoint;
+    for (size_t k = 0; info != nullptr && k < ninfo; ++k) {
+        if (PMIX_CHECK_KEY(&info[k], PMIX_BREAKPOINT) && info[k].value.type == PMIX_STRING &&
+            info[k].value.data.string != nullptr)
+            breakpoint = info[k].value.data.string;
+    }
+    const bool in_init = breakpoint == "pmix-init";  // client/debug.cpp's breakpoint
+    DebugStop done;
+    std::string nspace;
+    {
+        std::lock_guard lock(g_stop_mutex);
+        auto it = g_stops.find(
+            {std::string(source.nspace, strnlen(source.nspace, PMIX_MAX_NSLEN)), in_init});
+        if (it == g_stops.end() || it->second.waiting.erase(source.rank) == 0) return;
+        if (it->second.breakpoint.empty()) it->second.breakpoint = breakpoint;
+        if (!it->second.waiting.empty()) return;
+        nspace = it->first.first;
+        done = std::move(it->second);
+        g_stops.erase(it);  // once per job
+    }
+    raise_ready_for_debug(done.spawner, nspace, done.targets, done.breakpoint);
+}
+
 void install_tool_services(pmix_server_module_t &module) {
     module.tool_connected = on_tool_connected;
     module.query = on_query;
@@ -284,9 +355,12 @@ pmix_status_t register_tool_attributes() {
     for (const char *a : kDebugSpawnAttributes) spawn.push_back(const_cast<char *>(a));
     spawn.push_back(nullptr);
     // The qualifiers on_query reads, and what on_tool_connected reads.
-    char *query[] = {const_cast<char *>(PMIX_NSPACE), const_cast<char *>(PMIX_PROCID),
+    char *query[] = {const_cast<char *>(PMIX_NSPACE),
+                     const_cast<char *>(PMIX_PROCID),
                      const_cast<char *>(PMIX_QUERY_LOCAL_ONLY),
-                     const_cast<char *>(PMIX_QUERY_REPORT_AVG), nullptr};
+                     const_cast<char *>(PMIX_QUERY_REPORT_AVG),
+                     const_cast<char *>(PMIX_QUERY_REPORT_MINMAX),
+                     nullptr};
     char *tool[] = {const_cast<char *>(PMIX_TOOL_NSPACE), const_cast<char *>(PMIX_TOOL_RANK),
                     const_cast<char *>(PMIX_USERID), nullptr};
     const std::pair<const char *, char **> all[] = {

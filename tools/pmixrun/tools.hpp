@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace pmixrun {
 
@@ -36,5 +37,17 @@ pid_t tools_spawn_recorded(const pmix_proc_t &proc, const std::string &program,
 // How many processes of job `nspace` the table holds (0: unknown job).
 std::size_t tools_job_procs(const std::string &nspace);
 void tools_proc_ended(const std::string &nspace, pmix_rank_t rank, int code, bool by_signal);
+
+// PMIX_DEBUG_STOP_IN_INIT (`in_init`) or PMIX_DEBUG_STOP_IN_APP
+// (docs/tools.md, "Debuggers"): before the launch, the ranks of job
+// `nspace` told to stop in PMIx_Init or at an application-defined point,
+// and the process that spawned the job (main thread).
+void tools_debug_stops(const std::string &nspace, const pmix_proc_t &spawner,
+                       std::vector<pmix_rank_t> ranks, bool in_init);
+// A process's PMIX_READY_FOR_DEBUG (the notify_event upcall; progress
+// thread; PMIX_BREAKPOINT "pmix-init": stopped in init, else in the app):
+// once every targeted rank of its job announced it, pmixrun raises
+// PMIX_READY_FOR_DEBUG to the spawner (events.hpp), once.
+void tools_ready_for_debug(const pmix_proc_t &source, const pmix_info_t info[], size_t ninfo);
 
 }  // namespace pmixrun
