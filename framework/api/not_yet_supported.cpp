@@ -90,16 +90,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t * /*info*
     return unavailable();
 }
 
-PMIX_EXPORT pmix_status_t PMIx_server_define_process_set(const pmix_proc_t * /*members*/,
-                                                         size_t /*nmembers*/,
-                                                         const char * /*pset_name*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(char * /*pset_name*/) {
-    return unavailable();
-}
-
 // ---- Tool --------------------------------------------------------------------------------------
 // PMIx_tool_init / PMIx_tool_finalize: framework/client/tool.cpp.
 // PMIx_IOF_pull / _deregister / _push: framework/api/iof_api.cpp.

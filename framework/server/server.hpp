@@ -42,6 +42,7 @@
 #include "server/logging.hpp"
 #include "server/modex.hpp"
 #include "server/monitoring.hpp"
+#include "server/process_sets.hpp"
 #include "server/publish.hpp"
 #include "server/rendezvous.hpp"
 #include "server/requests.hpp"
@@ -129,6 +130,9 @@ class Server : private DepartureListener {
     // the plog channels, PMIx_Log in the server process logs through it.
     Logging &logging() { return logging_; }
 
+    // --- process sets (ProcessSets; progress thread)
+    ProcessSets &process_sets() { return psets_; }
+
   private:
     Server();
     // The one departure path's notices (ClientTable::depart): every waiter on
@@ -191,6 +195,10 @@ class Server : private DepartureListener {
                    [this](std::shared_ptr<const events::Event> ev) {
                        events_.notify_from_host(std::move(ev));
                    }};
+    // process sets: launch labels, PMIx_server_define/delete_process_set (process_sets.hpp)
+    ProcessSets psets_{clients_, [this](std::shared_ptr<const events::Event> ev) {
+                           events_.notify_from_host(std::move(ev));
+                       }};
     // tool handshakes (Role::tool), connected tools (docs/tools.md)
     Tools tools_{
         clients_, host_, self_,

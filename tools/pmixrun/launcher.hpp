@@ -29,6 +29,9 @@ struct AppSpec {
     std::vector<std::string> env;   // "NAME=value", set on top of pmixrun's environment
     std::string cwd;                // empty: pmixrun's
     std::uint32_t nprocs = 1;
+    // Process sets its processes belong to from launch (PMIX_PSET_NAMES):
+    // `--pset`, or PMIX_PSET_NAME in a spawned app's info.
+    std::vector<std::string> psets;
 };
 
 // Termination events the spawner asked for in PMIx_Spawn's job info; they go
