@@ -33,6 +33,7 @@
 #include "server/cleanup.hpp"
 #include "server/collectives.hpp"
 #include "server/connections.hpp"
+#include "server/credentials.hpp"
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
 #include "server/groups.hpp"
@@ -180,7 +181,8 @@ class Server : private DepartureListener {
     Logging logging_{host_, requests_};                      // log
     Modex modex_{clients_, host_, requests_,                 // commit, get, dmodex
                  [this](const std::string &nspace) { return job_blob(nspace); }};
-    Allocation allocation_{host_, requests_};                     // allocate
+    Allocation allocation_{host_, requests_};    // allocate
+    Credentials credentials_{host_, requests_};  // get_credential, validate_credential
     Monitoring monitoring_{clients_, host_, requests_, events_};  // monitor, heartbeat
     // fence, fence_shm_done, connect, disconnect; the CollectiveTracker
     Collectives collectives_{clients_, host_, requests_, modex_,

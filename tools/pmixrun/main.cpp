@@ -48,6 +48,7 @@
 #include "monitoring.hpp"
 #include "signals.hpp"
 #include "tools.hpp"
+#include "credentials.hpp"
 
 extern char **environ;
 
@@ -196,6 +197,7 @@ int main(int argc, char **argv) {
     pmixrun::install_event_services(module);  // register_events, notify_event (events.hpp)
     pmixrun::install_tool_services(module);   // tool_connected (tools.hpp)
     pmixrun::install_allocation(module);      // allocate (allocation.hpp)
+    pmixrun::install_credentials(module);     // get/validate_credential (credentials.hpp)
     pmixrun::install_group_services(module);  // group (groups.hpp)
     // Tools may connect (docs/tools.md): by the PMIX_SERVER_URI* variables
     // its processes inherit, or by pmixrun's pid through the rendezvous file.
