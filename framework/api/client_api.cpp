@@ -6,13 +6,18 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "client/client.hpp"
 #include "client/get_refresh.hpp"
 #include "client/groups.hpp"
 #include "client/network.hpp"
+#include "client/psets.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
+#include "server/server.hpp"
 #include "wire/codec.hpp"
 
 using pmixpp::client::Client;
@@ -32,6 +37,52 @@ bool server_up() {
 // A tool reads data of the jobs its server knows (docs/tools.md).
 bool tool_up() {
     return pmixpp::runtime::init_count(Face::tool) > 0;
+}
+
+// A server process that is not also connected to a server of its own.
+bool server_process() {
+    return server_up() && !Client::instance().connected();
+}
+
+// The sets `target` belongs to, in a server process: its own ProcessSets.
+std::vector<std::string> local_pset_names(const pmix_proc_t &target) {
+    std::vector<std::string> names;
+    ProgressEngine::instance().run_sync(
+        [&] { names = pmixpp::server::Server::instance().process_sets().sets_of(target); });
+    return names;
+}
+
+// PMIx_Get of PMIX_PSET_NAMES (client/psets.hpp): asked of the server each
+// time, since the host defines and deletes sets while the job runs.
+pmix_status_t pset_names(const pmix_proc_t &target, pmix_value_t **out) {
+    if (server_process()) {
+        const auto names = local_pset_names(target);
+        if (names.empty()) return PMIX_ERR_NOT_FOUND;
+        *out = pmixpp::client::pset_names_value(names);
+        return *out != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+    }
+    struct Result {
+        pmix_status_t status = PMIX_ERR_TIMEOUT;
+        pmix_value_t *value = nullptr;
+    };
+    auto done = std::make_shared<Completion<Result>>();
+    pmix_status_t rc =
+        pmixpp::client::pset_names_async(target, [done](pmix_status_t s, pmix_value_t *v) {
+            Result r{s, nullptr};
+            if (s == PMIX_SUCCESS) {
+                r.value = static_cast<pmix_value_t *>(std::calloc(1, sizeof(pmix_value_t)));
+                if (r.value == nullptr ||
+                    pmixpp::wire::copy(PMIX_VALUE, r.value, v, 1) != PMIX_SUCCESS) {
+                    std::free(r.value);
+                    r = Result{PMIX_ERR_NOMEM, nullptr};
+                }
+            }
+            done->complete(r);
+        });
+    if (rc != PMIX_SUCCESS) return rc;
+    done->wait();
+    *out = done->value().value;
+    return done->value().status;
 }
 
 bool key_ok(const char *key) {
@@ -188,11 +239,16 @@ PMIX_EXPORT pmix_status_t PMIx_Get(const pmix_proc_t *proc, const pmix_key_t key
     // PMIX_GET_REFRESH_CACHE: a remote process's data is asked of the server again.
     const bool refresh =
         pmixpp::client::refresh_cache_requested(quals) && client.should_ask_server(target, key, d);
-    pmix_status_t rc = refresh ? PMIX_ERR_NOT_FOUND : client.lookup(target, key, quals, &found);
-    if (rc == PMIX_ERR_NOT_FOUND && !refresh)  // keys the network area derives (client/network.hpp)
+    // Process sets change while the job runs: always asked (client/psets.hpp).
+    const bool psets = pmixpp::client::is_pset_names_key(key);
+    pmix_status_t rc = psets     ? pset_names(target, &found)
+                       : refresh ? PMIX_ERR_NOT_FOUND
+                                 : client.lookup(target, key, quals, &found);
+    if (rc == PMIX_ERR_NOT_FOUND && !refresh &&
+        !psets)  // keys the network area derives (client/network.hpp)
         if (auto derived = pmixpp::client::network_get(target, key, quals, &found)) rc = *derived;
     if (rc != PMIX_SUCCESS && rc != PMIX_ERR_NOT_FOUND) return rc;
-    if (rc == PMIX_ERR_NOT_FOUND && client.should_ask_server(target, key, d)) {
+    if (rc == PMIX_ERR_NOT_FOUND && !psets && client.should_ask_server(target, key, d)) {
         struct Result {
             pmix_status_t status = PMIX_ERR_TIMEOUT;
             pmix_value_t *value = nullptr;
@@ -263,6 +319,26 @@ PMIX_EXPORT pmix_status_t PMIx_Get_nb(const pmix_proc_t *proc, const pmix_key_t 
     }
     if (pmix_status_t rc = PMIX_SUCCESS; groups.translate_one(target, rc) && rc != PMIX_SUCCESS)
         return rc;
+    if (pmixpp::client::is_pset_names_key(key)) {  // client/psets.hpp
+        if (!server_process())
+            return pmixpp::client::pset_names_async(
+                target,
+                [cbfunc, cbdata](pmix_status_t s, pmix_value_t *v) { cbfunc(s, v, cbdata); });
+        return ProgressEngine::instance().post([target, cbfunc, cbdata] {
+            const auto names = pmixpp::server::Server::instance().process_sets().sets_of(target);
+            pmix_value_t *v = names.empty() ? nullptr : pmixpp::client::pset_names_value(names);
+            cbfunc(names.empty()  ? PMIX_ERR_NOT_FOUND
+                   : v == nullptr ? PMIX_ERR_NOMEM
+                                  : PMIX_SUCCESS,
+                   v, cbdata);
+            if (v != nullptr) {
+                pmixpp::wire::destruct(PMIX_VALUE, v, 1);
+                std::free(v);
+            }
+        })
+                   ? PMIX_SUCCESS
+                   : PMIX_ERR_INIT;
+    }
     auto copied = std::make_shared<pmixpp::wire::InfoArray>(
         pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
     std::string k = key != nullptr ? key : "";

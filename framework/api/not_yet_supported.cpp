@@ -45,34 +45,7 @@ extern "C" {
 // ---- Client: resolve -----------------------------------------------------------
 // ---- Client: query, log, allocation, job control, monitoring -----------------------------------
 // ---- Client: credentials -----------------------------------------------------------------------
-PMIX_EXPORT pmix_status_t PMIx_Get_credential(const pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                              pmix_byte_object_t * /*credential*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Get_credential_nb(const pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                 pmix_credential_cbfunc_t /*cbfunc*/,
-                                                 void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Validate_credential(const pmix_byte_object_t * /*cred*/,
-                                                   const pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                   pmix_info_t **results, size_t *nresults) {
-    clear_out(results);
-    clear_out(nresults);
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t * /*cred*/,
-                                                      const pmix_info_t * /*info*/,
-                                                      size_t /*ninfo*/,
-                                                      pmix_validation_cbfunc_t /*cbfunc*/,
-                                                      void * /*cbdata*/) {
-    return unavailable();
-}
-
-// ---- Client: progress (fabric, distances: api/network_api.cpp) ---------------------------------
+// PMIx_Get_credential(_nb), PMIx_Validate_credential(_nb): framework/api/credential_api.cpp.
 PMIX_EXPORT void PMIx_Progress(void) {
     // Nothing to drive: no runtime, no progress engine yet.
 }
@@ -87,16 +60,6 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t * /*info*/,
 PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t * /*info*/, size_t /*ninfo*/,
                                                            pmix_op_cbfunc_t /*cbfunc*/,
                                                            void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_define_process_set(const pmix_proc_t * /*members*/,
-                                                         size_t /*nmembers*/,
-                                                         const char * /*pset_name*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(char * /*pset_name*/) {
     return unavailable();
 }
 

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -186,6 +188,32 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const pmix_nspace_t nspace
         return PMIX_ERR_INIT;
     }
     return PMIX_SUCCESS;
+}
+
+// Process sets (server/process_sets.hpp, docs/process_sets.md):
+// the server's local clients are told by PMIX_PROCESS_SET_DEFINE / _DELETE.
+PMIX_EXPORT pmix_status_t PMIx_server_define_process_set(const pmix_proc_t members[],
+                                                         size_t nmembers, const char *pset_name) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (pset_name == nullptr || (members == nullptr && nmembers > 0)) return PMIX_ERR_BAD_PARAM;
+    std::vector<pmix_proc_t> copied(members, members + nmembers);
+    std::string name(pset_name, strnlen(pset_name, PMIX_MAX_NSLEN + 1));
+    pmix_status_t rc = PMIX_ERROR;
+    if (!ProgressEngine::instance().run_sync(
+            [&] { rc = Server::instance().process_sets().define(name, std::move(copied)); }))
+        return PMIX_ERR_INIT;
+    return rc;
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_delete_process_set(char *pset_name) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (pset_name == nullptr) return PMIX_ERR_BAD_PARAM;
+    std::string name(pset_name, strnlen(pset_name, PMIX_MAX_NSLEN + 1));
+    pmix_status_t rc = PMIX_ERROR;
+    if (!ProgressEngine::instance().run_sync(
+            [&] { rc = Server::instance().process_sets().remove(name); }))
+        return PMIX_ERR_INIT;
+    return rc;
 }
 
 PMIX_EXPORT void PMIx_server_deregister_nspace(const pmix_nspace_t nspace, pmix_op_cbfunc_t cbfunc,

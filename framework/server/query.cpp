@@ -18,7 +18,11 @@
 //   PMIX_JOB_SIZE                UINT32 (qualifier PMIX_NSPACE, default: the caller's)
 //   PMIX_QUERY_PROC_TABLE        DATA_ARRAY of PROC_INFO, every rank of the nspace
 //   PMIX_QUERY_LOCAL_PROC_TABLE  DATA_ARRAY of PROC_INFO, the ranks served here
-//   PMIX_QUERY_NUM_PSETS         SIZE 0;  PMIX_QUERY_PSET_NAMES: empty DATA_ARRAY of STRING
+//   PMIX_QUERY_NUM_PSETS         SIZE, the process sets known here (process_sets.hpp)
+//   PMIX_QUERY_PSET_NAMES        DATA_ARRAY of STRING, their names
+//   PMIX_QUERY_PSET_MEMBERSHIP   DATA_ARRAY of PROC (qualifier PMIX_PSET_NAME)
+//   PMIX_PSET_NAMES              DATA_ARRAY of STRING, the sets of the process named
+//                                by the qualifier PMIX_PROCID (a client's PMIx_Get)
 //   PMIX_QUERY_SUPPORTED_KEYS    STRING, the keys above
 //   PMIX_QUERY_ATTRIBUTE_SUPPORT the host's level (PMIX_HOST_ATTRIBUTES / _FUNCTIONS):
 //                                DATA_ARRAY of INFO (wire/attribute_support.hpp)
@@ -44,9 +48,10 @@ using wire::Frame;
 namespace {
 
 constexpr const char *kLibraryKeys[] = {
-    PMIX_QUERY_NAMESPACES, PMIX_QUERY_NAMESPACE_INFO,   PMIX_JOB_SIZE,
-    PMIX_QUERY_PROC_TABLE, PMIX_QUERY_LOCAL_PROC_TABLE, PMIX_QUERY_NUM_PSETS,
-    PMIX_QUERY_PSET_NAMES, PMIX_QUERY_SUPPORTED_KEYS,   PMIX_QUERY_ATTRIBUTE_SUPPORT};
+    PMIX_QUERY_NAMESPACES,     PMIX_QUERY_NAMESPACE_INFO,   PMIX_JOB_SIZE,
+    PMIX_QUERY_PROC_TABLE,     PMIX_QUERY_LOCAL_PROC_TABLE, PMIX_QUERY_NUM_PSETS,
+    PMIX_QUERY_PSET_NAMES,     PMIX_QUERY_PSET_MEMBERSHIP,  PMIX_PSET_NAMES,
+    PMIX_QUERY_SUPPORTED_KEYS, PMIX_QUERY_ATTRIBUTE_SUPPORT};
 
 struct Pending {
     std::vector<std::string> keys;
@@ -288,7 +293,7 @@ bool Queries::answer_key(std::span<const pmix_info_t> qualifiers, const std::str
                          const std::string &caller_nspace, HostInfo &out) const {
     const auto &q = qualifiers;
     const char *k = key.c_str();
-    if (hooks_.service_keys && hooks_.service_keys(qualifiers, key, out)) return true;  // groups
+    if (hooks_.service_keys && hooks_.service_keys(qualifiers, key, out)) return true;  // groups, psets
     if (key == PMIX_QUERY_ATTRIBUTE_SUPPORT) {
         // The host's level only: the client answers the library's levels
         // itself (api/attribute_support.cpp) and merges.
@@ -314,17 +319,6 @@ bool Queries::answer_key(std::span<const pmix_info_t> qualifiers, const std::str
             if (job.registered) all += (all.empty() ? "" : ",") + ns;
         }
         auto i = make_info(k, all.c_str(), PMIX_STRING);
-        out.adopt(i);
-        return true;
-    }
-    if (key == PMIX_QUERY_NUM_PSETS) {
-        std::size_t zero = 0;
-        auto i = make_info(k, &zero, PMIX_SIZE);
-        out.adopt(i);
-        return true;
-    }
-    if (key == PMIX_QUERY_PSET_NAMES) {
-        auto i = make_array_info(k, PMIX_STRING, nullptr, 0);
         out.adopt(i);
         return true;
     }

@@ -45,6 +45,7 @@ Server::Server() {
     clients_.subscribe(&monitoring_);
     clients_.subscribe(&collectives_);
     clients_.subscribe(&groups_);
+    clients_.subscribe(&psets_);
     clients_.subscribe(&local_support_);
     clients_.subscribe(&connections_);
     clients_.subscribe(&tools_);  // last: a departed tool's record goes
@@ -97,6 +98,7 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
 void Server::stop() {
     active_ = false;
     groups_.clear();
+    psets_.clear();
     collectives_.clear();  // shared-memory waiters, trackers, connect state
     tools_.clear();
     host_attributes_.clear();
@@ -194,6 +196,7 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
     }
     collectives_.job_registered(job);
     modex_.job_registered(nspace);
+    psets_.job_registered(nspace, info);  // its launch process sets
     return PMIX_SUCCESS;
 }
 

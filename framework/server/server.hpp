@@ -33,6 +33,7 @@
 #include "server/cleanup.hpp"
 #include "server/collectives.hpp"
 #include "server/connections.hpp"
+#include "server/credentials.hpp"
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
 #include "server/groups.hpp"
@@ -42,6 +43,7 @@
 #include "server/logging.hpp"
 #include "server/modex.hpp"
 #include "server/monitoring.hpp"
+#include "server/process_sets.hpp"
 #include "server/publish.hpp"
 #include "server/queries.hpp"
 #include "server/rendezvous.hpp"
@@ -130,6 +132,9 @@ class Server {
     // the plog channels, PMIx_Log in the server process logs through it.
     Logging &logging() { return logging_; }
 
+    // --- process sets (ProcessSets; progress thread)
+    ProcessSets &process_sets() { return psets_; }
+
   private:
     Server();
     void refuse(wire::Channel &ch, const wire::Frame &frame, pmix_status_t status,
@@ -160,7 +165,8 @@ class Server {
     Logging logging_{host_, requests_};                      // log
     Modex modex_{clients_, host_, requests_,                 // commit, get, dmodex
                  [this](const std::string &nspace) { return job_blob(nspace); }};
-    Allocation allocation_{host_, requests_};                     // allocate
+    Allocation allocation_{host_, requests_};    // allocate
+    Credentials credentials_{host_, requests_};  // get_credential, validate_credential
     Monitoring monitoring_{clients_, host_, requests_, events_};  // monitor, heartbeat
     // fence, fence_shm_done, connect, disconnect; the CollectiveTracker
     Collectives collectives_{clients_, host_, requests_, modex_,
@@ -175,6 +181,10 @@ class Server {
                    [this](std::shared_ptr<const events::Event> ev) {
                        events_.notify_from_host(std::move(ev));
                    }};
+    // process sets: launch labels, PMIx_server_define/delete_process_set (process_sets.hpp)
+    ProcessSets psets_{clients_, [this](std::shared_ptr<const events::Event> ev) {
+                           events_.notify_from_host(std::move(ev));
+                       }};
     // tool handshakes (Role::tool), connected tools (docs/tools.md)
     Tools tools_{
         clients_, host_, self_,
@@ -188,12 +198,14 @@ class Server {
                      collectives_.spawned(parent, nspace);
                  }};
     Publishing publishing_{host_, requests_};  // publish, lookup, unpublish
-    // query (queries.hpp): groups' keys and the host's attribute level through hooks
+    // query (queries.hpp): groups' and process sets' keys and the host's attribute level
+    // through hooks
     Queries queries_{
         clients_, host_, requests_,
         QueryHooks{
             [this](std::span<const pmix_info_t> qualifiers, const std::string &key, HostInfo &out) {
-                return groups_.answer_query(qualifiers, key, out);
+                return groups_.answer_query(qualifiers, key, out) ||
+                       psets_.answer_query(qualifiers, key, out);
             },
             [this](std::span<const pmix_info_t> qualifiers, std::vector<pmix_info_t> &entries) {
                 host_attribute_support(qualifiers, entries);

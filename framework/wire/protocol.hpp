@@ -173,6 +173,16 @@ enum class Command : std::uint16_t {
     // leader (PMIX_GROUP_INVITE_ACCEPTED/_DECLINED/_FAILED) and
     // PMIX_GROUP_LEADER_FAILED to the participants.
     group_ask = 102,
+
+    // Credentials (server/credentials.cpp, api/credential_api.cpp;
+    // docs/security.md "Credentials"). Numbered from 156 (156-159).
+    // req: infos directives.
+    // rep: i32 status, infos: on success the credential first (key
+    //      "pmixpp.cred", a PMIX_BYTE_OBJECT), then the host's info.
+    get_credential = 156,
+    // req: bytes credential, infos directives.
+    // rep: i32 status, infos results (the host's).
+    validate_credential = 157,
 };
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };

@@ -271,6 +271,9 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         }
     }
     bool yes = true;
+    std::vector<const std::vector<std::string> *> psets_of;  // per rank: its app's
+    for (const auto &app : spec.apps)
+        for (uint32_t k = 0; k < app.nprocs; ++k) psets_of.push_back(&app.psets);
     for (uint32_t r = 0; r < n; ++r) {
         std::vector<pmix_info_t> pd;
         pmix_rank_t rank = r, global = offset + r, app_rank = app_rank_of[r];
@@ -292,6 +295,12 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
         if (placement_strings(offset + r, cpuset, locality)) {
             add_info(pd, PMIX_CPUSET, cpuset.c_str(), PMIX_STRING);
             add_info(pd, PMIX_LOCALITY_STRING, locality.c_str(), PMIX_STRING);
+        }
+        if (!psets_of[r]->empty()) {  // its launch process sets (docs/process_sets.md)
+            std::vector<char *> names;
+            for (const auto &ps : *psets_of[r]) names.push_back(const_cast<char *>(ps.c_str()));
+            pmix_data_array_t sets{PMIX_STRING, names.size(), names.data()};
+            add_info(pd, PMIX_PSET_NAMES, &sets, PMIX_DATA_ARRAY);
         }
         pmix_data_array_t darray{PMIX_INFO, pd.size(), pd.data()};
         add_info(info, PMIX_PROC_DATA, &darray, PMIX_DATA_ARRAY);
@@ -720,6 +729,9 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
                 app.stop_on_exec = on;
             } else if (PMIX_CHECK_KEY(&i, PMIX_DEBUG_STOP_IN_APP)) {
                 app_stop_in_app.back() = &i.value;
+            } else if (PMIX_CHECK_KEY(&i, PMIX_PSET_NAME) && i.value.type == PMIX_STRING &&
+                       i.value.data.string != nullptr && *i.value.data.string != '\0') {
+                app.psets.emplace_back(i.value.data.string);  // docs/process_sets.md
             }
         }
         app.nprocs = static_cast<std::uint32_t>(in.maxprocs);

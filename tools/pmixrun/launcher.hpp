@@ -34,6 +34,9 @@ struct AppSpec {
     // processes only, and PMIX_DEBUG_STOP_ON_EXEC for them.
     bool stop_in_init = false;
     bool stop_on_exec = false;
+    // Process sets its processes belong to from launch (PMIX_PSET_NAMES):
+    // `--pset`, or PMIX_PSET_NAME in a spawned app's info.
+    std::vector<std::string> psets;
 };
 
 // Termination events the spawner asked for in PMIx_Spawn's job info; they go

@@ -48,6 +48,7 @@
 #include "monitoring.hpp"
 #include "signals.hpp"
 #include "tools.hpp"
+#include "credentials.hpp"
 
 extern char **environ;
 
@@ -55,7 +56,7 @@ namespace {
 
 constexpr const char *kUsage =
     "usage: pmixrun -n N [-x VAR[=value]]... [--timeout SECONDS] [--bind-to core|none]\n"
-    "               [--tcp-ports N]\n"
+    "               [--tcp-ports N] [--pset NAME]...\n"
     "               program [args...]\n"
     "\n"
     "Runs N copies of program as one PMIx job on this node.\n"
@@ -68,6 +69,8 @@ constexpr const char *kUsage =
     "                       (default); each learns its PMIX_CPUSET and PMIX_LOCALITY_STRING\n"
     "  --tcp-ports N        give each process N TCP ports and its job a key (pnet_tcp;\n"
     "                       docs/network.md)\n"
+    "  --pset NAME          the processes belong to process set NAME (PMIX_PSET_NAMES;\n"
+    "                       repeat for several)\n"
     "  -V, --version        pmixrun's version and the library's PMIx_Get_version()\n"
     "  -h, --help           this text\n"
     "Exit status: the job's (the abort status, or the first failing process's).\n"
@@ -101,6 +104,7 @@ int main(int argc, char **argv) {
     long timeout = 0;
     std::vector<std::string> exports;
     bool monitor_kill = false;
+    std::vector<std::string> psets;
     int i = 1;
     for (; i < argc; ++i) {
         std::string a = argv[i];
@@ -160,6 +164,12 @@ int main(int argc, char **argv) {
             if (*end != '\0' || ports < 1 || ports > 65535)
                 return usage_error(std::string("bad port count '") + v + "'");
             pmixrun::set_tcp_ports(static_cast<std::uint32_t>(ports));
+        } else if (a == "--pset") {
+            const char *v = value("--pset");
+            if (v == nullptr || *v == '\0' || std::strlen(v) > PMIX_MAX_NSLEN)
+                return usage_error("option --pset needs a name (at most " +
+                                   std::to_string(PMIX_MAX_NSLEN) + " characters)");
+            psets.emplace_back(v);
         } else if (a == "--") {
             ++i;
             break;
@@ -187,6 +197,7 @@ int main(int argc, char **argv) {
     pmixrun::install_event_services(module);  // register_events, notify_event (events.hpp)
     pmixrun::install_tool_services(module);   // tool_connected (tools.hpp)
     pmixrun::install_allocation(module);      // allocate (allocation.hpp)
+    pmixrun::install_credentials(module);     // get/validate_credential (credentials.hpp)
     pmixrun::install_group_services(module);  // group (groups.hpp)
     // Tools may connect (docs/tools.md): by the PMIX_SERVER_URI* variables
     // its processes inherit, or by pmixrun's pid through the rendezvous file.
@@ -236,7 +247,12 @@ int main(int argc, char **argv) {
     }
     pmixrun::Launcher launcher(std::move(base_env));
     pmixrun::JobSpec job;
-    job.apps.push_back({argv[i], child_argv, {}, "", static_cast<uint32_t>(nprocs)});
+    pmixrun::AppSpec app;
+    app.program = argv[i];
+    app.argv = child_argv;
+    app.nprocs = static_cast<uint32_t>(nprocs);
+    app.psets = psets;
+    job.apps.push_back(std::move(app));
     std::string nspace;
     rc = launcher.launch(job, nspace);
     bool timed_out = false;
