@@ -50,6 +50,14 @@ Server::Server() {
     clients_.subscribe(&tools_);  // last: a departed tool's record goes
     // Each service registers its own requests (README.md, "Adding a request type").
     on(Command::query, &Server::handle_query);
+    // A participant's own PMIX_GROUP_CONSTRUCT_ABORT event aborts its group's construct.
+    events_.observe_client_events([this](const ProcKey &source, const events::Event &ev) {
+        groups_.client_event(source, ev);
+    });
+    // A fence over the members of a group built with PMIX_GROUP_FT_COLLECTIVE goes on without a
+    // member that ends.
+    collectives_.set_ft_fence(
+        [this](const std::vector<pmix_proc_t> &procs) { return groups_.ft_covers(procs); });
 }
 
 // ---------------------------------------------------------------------------------------------
