@@ -62,6 +62,10 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     // service: a participant's PMIX_GROUP_CONSTRUCT_ABORT).
     using ClientEventFn = std::function<void(const ProcKey &source, const events::Event &ev)>;
     void observe_client_events(ClientEventFn fn) { observer_ = std::move(fn); }
+    // Told of each event the host notifies, before it is routed (the Groups
+    // service: PMIX_GROUP_LEFT of a member served elsewhere).
+    using HostEventFn = std::function<void(const events::Event &ev)>;
+    void observe_host_events(HostEventFn fn) { host_observer_ = std::move(fn); }
     void client_departed(const ProcKey &client, Departure why) override;
     void job_deregistered(const std::string &nspace) override;
     void clear();
@@ -91,6 +95,7 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     std::set<std::vector<pmix_status_t>> host_codes_;
     std::unique_ptr<evcache_base::EventCache> cache_;
     ClientEventFn observer_;
+    HostEventFn host_observer_;
 };
 
 }  // namespace pmixpp::server

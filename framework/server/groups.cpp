@@ -707,6 +707,28 @@ void Groups::abort_construct(const std::string &id, const pmix_proc_t *source) {
     collectives_.complete(tid, PMIX_GROUP_CONSTRUCT_ABORT);
 }
 
+void Groups::host_event(const events::Event &ev) {
+    if (ev.status != PMIX_GROUP_LEFT) return;
+    std::string id;
+    for (const auto &i : ev.info_span()) {
+        if (PMIX_CHECK_KEY(&i, PMIX_GROUP_ID) && i.value.type == PMIX_STRING &&
+            i.value.data.string != nullptr)
+            id = i.value.data.string;
+    }
+    auto g = groups_.find(id);
+    const ProcKey leaver = key_of(ev.source);
+    // A local leaver's leave was handled here already.
+    if (g == groups_.end() || clients_.find_client(leaver) != nullptr) return;
+    auto &members = g->second.members;
+    if (std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == leaver; }) == 0)
+        return;
+    log()->info("server: {} left group {} (told by the host)", describe(leaver), id);
+    // The local members' new list (the leaver's server told its own).
+    raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
+                      {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
+    if (members.empty()) groups_.erase(g);
+}
+
 bool Groups::ft_covers(const std::vector<pmix_proc_t> &procs) const {
     const std::vector<pmix_proc_t> all = expand(procs);
     return std::any_of(groups_.begin(), groups_.end(), [&](const auto &e) {
@@ -846,7 +868,8 @@ void Groups::handle_leave(Channel &ch, Frame &frame, ClientRecord *client) {
         auto ev = events::Event::make(PMIX_GROUP_LEFT, &client->proc, PMIX_RANGE_CUSTOM,
                                       info_out.data(), info_out.size());
         for (auto &i : info_out) PMIx_Value_destruct(&i.value);
-        raise_(std::make_shared<const events::Event>(std::move(ev)));
+        // Also to the members served elsewhere, through the host.
+        (raise_out_ ? raise_out_ : raise_)(std::make_shared<const events::Event>(std::move(ev)));
         raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
                           {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
     }

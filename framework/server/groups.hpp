@@ -91,6 +91,12 @@ class Groups final : public DepartureListener {
     // Whether every one of `procs` is a member of one live group built with
     // PMIX_GROUP_FT_COLLECTIVE (a fence over them is fault tolerant).
     bool ft_covers(const std::vector<pmix_proc_t> &procs) const;
+    // An event the host notified, before it is routed: PMIX_GROUP_LEFT of a
+    // member served elsewhere takes it out of the group here too.
+    void host_event(const events::Event &ev);
+    // Raises an event that may leave this node (the host's notify_event when
+    // its range names processes served elsewhere): PMIX_GROUP_LEFT.
+    void set_raise_out(RaiseFn fn) { raise_out_ = std::move(fn); }
 
   private:
     // A construct under way, by group id.
@@ -232,6 +238,7 @@ class Groups final : public DepartureListener {
     RemoteBlobs &remote_;
     JobBlobFn job_blob_;
     RaiseFn raise_;
+    RaiseFn raise_out_;
     std::map<std::string, GroupRecord> groups_;
     std::map<std::string, Pending> pending_;
     // Destructs under way: the (sorted) members their collective is over.
