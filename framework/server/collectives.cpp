@@ -147,12 +147,20 @@ void Collectives::handle_fence(Channel &ch, Frame &frame, ClientRecord *client) 
     const ProcKey me = key_of(client->proc);
     const auto reply = PendingReply::to(ch, frame);
     if (procs.empty()) procs.push_back(proc_of({me.first, PMIX_RANK_WILDCARD}));
+    // PMIX_GROUP_FT_COLLECTIVE (the fence's, or its procs' group's): a
+    // participant that ends leaves the fence, which goes on without it.
+    std::shared_ptr<CollectiveHooks> ft;
+    if (mca::info_flag(info.span(), PMIX_GROUP_FT_COLLECTIVE).value_or(false) ||
+        (ft_fence_ && ft_fence_(procs))) {
+        ft = std::make_shared<CollectiveHooks>();
+        ft->departed = [](const FenceTracker &, const ProcKey &) { return true; };
+    }
     if (JobRecord *job = find_job(me.first);
-        job != nullptr && join_shm_fence(*job, me, procs, collect, timeout, reply)) {
+        !ft && job != nullptr && join_shm_fence(*job, me, procs, collect, timeout, reply)) {
         return;
     }
     if (FenceTracker *t = join_collective(Collective::fence, std::move(procs), me, reply, timeout,
-                                          collect, nullptr)) {
+                                          collect, nullptr, {}, ft)) {
         check_fence(t->id);
     }
 }
@@ -379,11 +387,11 @@ void Collectives::fail_fences_if(const std::function<bool(const FenceTracker &)>
 }
 
 void Collectives::fail_fences_of(const ProcKey &gone, bool contributed_too) {
-    // Custom collectives whose service goes on without `gone` (CollectiveHooks::departed).
+    // Custom collectives whose service goes on without `gone`
+    // (CollectiveHooks::departed), and fault-tolerant fences.
     std::vector<std::uint64_t> absorbed;
     for (auto &[id, t] : fences_) {
-        if (t.host_called || t.kind != Collective::custom || !t.hooks || !t.hooks->departed ||
-            t.expected_local.count(gone) == 0 ||
+        if (t.host_called || !t.hooks || !t.hooks->departed || t.expected_local.count(gone) == 0 ||
             (!contributed_too && t.contributed.count(gone) != 0))
             continue;
         if (!t.hooks->departed(t, gone)) continue;

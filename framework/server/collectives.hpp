@@ -108,6 +108,11 @@ class Collectives final : public DepartureListener, public CollectiveTracker {
     void spawned(const ProcKey &parent, const std::string &nspace);
     // Server stop: every waiter and tracker goes, nobody is answered.
     void clear();
+    // PMIX_GROUP_FT_COLLECTIVE for fences: whether a fence over `procs` goes
+    // on without a participant that ends (the Groups service: they are
+    // members of a group built with it). A fence's own directive counts too.
+    using FtFenceFn = std::function<bool(const std::vector<pmix_proc_t> &procs)>;
+    void set_ft_fence(FtFenceFn fn) { ft_fence_ = std::move(fn); }
 
     // --- CollectiveTracker ---
     std::uint64_t join(const std::string &tag, std::vector<pmix_proc_t> procs, const ProcKey &me,
@@ -180,6 +185,7 @@ class Collectives final : public DepartureListener, public CollectiveTracker {
     // the parent nspace of each job spawned through this server.
     std::map<ProcKey, std::set<std::string>> connected_;
     std::map<std::string, std::string> spawned_by_;
+    FtFenceFn ft_fence_;
 };
 
 }  // namespace pmixpp::server

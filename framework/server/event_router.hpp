@@ -11,6 +11,7 @@
 #include <pmix_common.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -57,6 +58,14 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     // A handler of the server process itself was registered: replay the
     // matching cached events to it.
     void replay_to_self(std::size_t id);
+    // Told of each event a client notifies, once it is routed (the Groups
+    // service: a participant's PMIX_GROUP_CONSTRUCT_ABORT).
+    using ClientEventFn = std::function<void(const ProcKey &source, const events::Event &ev)>;
+    void observe_client_events(ClientEventFn fn) { observer_ = std::move(fn); }
+    // Told of each event the host notifies, before it is routed (the Groups
+    // service: PMIX_GROUP_LEFT of a member served elsewhere).
+    using HostEventFn = std::function<void(const events::Event &ev)>;
+    void observe_host_events(HostEventFn fn) { host_observer_ = std::move(fn); }
     void client_departed(const ProcKey &client, Departure why) override;
     void job_deregistered(const std::string &nspace) override;
     void clear();
@@ -85,6 +94,8 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     std::map<ProcKey, std::map<std::uint64_t, events::RegistrationSpec>> regs_;
     std::set<std::vector<pmix_status_t>> host_codes_;
     std::unique_ptr<evcache_base::EventCache> cache_;
+    ClientEventFn observer_;
+    HostEventFn host_observer_;
 };
 
 }  // namespace pmixpp::server

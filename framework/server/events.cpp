@@ -239,7 +239,9 @@ void EventRouter::handle_notify(Channel &ch, Frame &frame, ClientRecord *client)
     const auto reply = PendingReply::to(ch, frame);
     // Route first: the receivers' frames leave before the notifier is woken
     // by its answer (it competes with them for the CPU).
-    route(std::make_shared<const Event>(std::move(*ev)), false);
+    auto shared = std::make_shared<const Event>(std::move(*ev));
+    route(shared, false);
+    if (observer_) observer_(key_of(client->proc), *shared);
     send_reply(reply, status_body(PMIX_SUCCESS));
 }
 
@@ -247,6 +249,7 @@ void EventRouter::handle_notify(Channel &ch, Frame &frame, ClientRecord *client)
 // routing
 
 void EventRouter::notify_from_host(std::shared_ptr<const Event> ev) {
+    if (host_observer_) host_observer_(*ev);
     route(std::move(ev), true);
 }
 

@@ -273,7 +273,10 @@ void Groups::handle_decision(Channel &ch, Frame &frame, ClientRecord *client) {
     const ProcKey me = key_of(client->proc);
     auto it = invitations_.find(id);
     if (it == invitations_.end()) {
-        send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
+        // A leader's or a voter's answer about a collective construct (groups.cpp).
+        const bool known = pending_.count(id) != 0;
+        send_reply(reply, status_body(known ? PMIX_SUCCESS : PMIX_ERR_NOT_FOUND));
+        if (known) construct_decision(id, me, code, key_of(about), decision, volunteer != 0);
         return;
     }
     Invitation &inv = it->second;
@@ -492,15 +495,15 @@ void Groups::complete_invitation(const std::string &id, std::optional<std::size_
             all = false;
         }
     }
-    GroupRecord g{id, members, context_id, inv.notify_termination};
+    GroupRecord g{id, members, context_id, inv.notify_termination, false, {inv.leader}};
     // The standard: PARTIAL_SUCCESS when not all invited processes joined.
     const pmix_status_t status = all ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
     const MemberData data = member_data(g, {}, {});
     const std::map<ProcKey, std::uint64_t> cids;
     for (const auto &reply : inv.leader_replies)
-        send_reply(reply, member_reply(g, status, cids, data, inv.leader.first));
+        send_reply(reply, member_reply(g, status, cids, data, inv.leader));
     for (const auto &[k, reply] : inv.joined)
-        send_reply(reply, member_reply(g, PMIX_SUCCESS, cids, data, k.first));  // a member
+        send_reply(reply, member_reply(g, PMIX_SUCCESS, cids, data, k));  // a member
     std::vector<pmix_info_t> extra{procs_info(PMIX_GROUP_MEMBERSHIP, members)};
     if (context_id) extra.push_back(load_info(PMIX_GROUP_CONTEXT_ID, &*context_id, PMIX_SIZE));
     const pmix_proc_t leader = proc_of(inv.leader);
@@ -509,7 +512,7 @@ void Groups::complete_invitation(const std::string &id, std::optional<std::size_
     raise_group_event(PMIX_GROUP_CONSTRUCT_COMPLETE, id, &leader, members, extra);
 }
 
-void Groups::end_invitation(const std::string &id, pmix_status_t status) {
+void Groups::end_invitation(const std::string &id, pmix_status_t status, bool announce) {
     auto it = invitations_.find(id);
     if (it == invitations_.end()) return;
     Invitation inv = std::move(it->second);
@@ -525,7 +528,7 @@ void Groups::end_invitation(const std::string &id, pmix_status_t status) {
     }
     if (!late.empty()) failed_[id] = Failed{status, std::move(late)};
     log()->warn("server: group {} invitation ended: {}", id, PMIx_Error_string(status));
-    if (status == PMIX_GROUP_CONSTRUCT_ABORT) {
+    if (status == PMIX_GROUP_CONSTRUCT_ABORT && announce) {
         const pmix_proc_t leader = proc_of(inv.leader);
         raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, &leader, invited);
     }

@@ -34,9 +34,6 @@ const char *unsupported_directive(std::span<const pmix_info_t> info) {
     for (const char *key : {"pmix.grp.btstrp", PMIX_GROUP_ADD_MEMBERS}) {
         if (find_info(info, key) != nullptr) return key;
     }
-    for (const char *key : {PMIX_GROUP_LEADER}) {
-        if (mca::info_flag(info, key).value_or(false)) return key;
-    }
     return nullptr;
 }
 
@@ -164,10 +161,11 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
     }
     const bool optional = mca::info_flag(info.span(), PMIX_GROUP_OPTIONAL).value_or(false);
     const bool ft = mca::info_flag(info.span(), PMIX_GROUP_FT_COLLECTIVE).value_or(false);
-    if ((optional || ft) && !collectives_.all_local(canonical)) {
+    const bool leader = mca::info_flag(info.span(), PMIX_GROUP_LEADER).value_or(false);
+    if ((optional || ft || leader) && !collectives_.all_local(canonical)) {
         log()->info(
-            "server: group {}: PMIX_GROUP_OPTIONAL / _FT_COLLECTIVE across servers is "
-            "not supported",
+            "server: group {}: PMIX_GROUP_OPTIONAL / _FT_COLLECTIVE / _LEADER across servers "
+            "is not supported",
             id);
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
@@ -206,6 +204,7 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
         if (auto v = wire::as_uint(i->value)) cid = static_cast<std::size_t>(*v);
     }
     p.local_cids[me] = cid;
+    if (leader) p.leaders.push_back(me);
     if (timeout > 0 && (p.timeout_s == 0 || timeout < p.timeout_s)) p.timeout_s = timeout;
     auto directives = std::make_shared<wire::InfoArray>(std::move(info));
     if (!p.directives) p.directives = directives;
@@ -221,24 +220,7 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
         construct_finished(id, t, st, results);
     };
     hooks->departed = [this, id](const FenceTracker &t, const ProcKey &gone) {
-        auto it = pending_.find(id);
-        if (it == pending_.end()) return false;
-        // The standard: no member-failed events for an optional member.
-        if (it->second.optional) {
-            it->second.missing.insert(gone);
-            return true;
-        }
-        if (it->second.notify_termination) {
-            std::vector<pmix_proc_t> to;
-            for (const auto &[k, reply] : t.contributed) to.push_back(proc_of(k));
-            raise_member_failed(id, gone, to);
-        }
-        // PMIX_GROUP_FT_COLLECTIVE: the construct goes on with the survivors.
-        if (it->second.ft_collective) {
-            it->second.missing.insert(gone);
-            return true;
-        }
-        return false;
+        return construct_departed(id, t, gone);
     };
     const std::uint64_t tid = collectives_.join("group-construct|" + id, canonical, me, reply,
                                                 timeout, directives, hooks);
@@ -247,6 +229,7 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
     if (it == pending_.end()) return;
     if (tid == 0) {  // refused (already answered)
         it->second.local_cids.erase(me);
+        std::erase(it->second.leaders, me);
         if (it->second.tracker == 0) pending_.erase(it);
         return;
     }
@@ -268,10 +251,10 @@ void Groups::call_host(pmix_group_operation_t op, const std::string &id,
         });
 }
 
-std::vector<std::uint8_t> Groups::endpoint_data(const Pending &p, const FenceTracker &t) {
+std::vector<std::uint8_t> Groups::endpoint_data(const Pending &p) {
     std::vector<std::uint8_t> stream;
     std::uint32_t n = 0;
-    for (const auto &k : t.expected_local) {
+    for (const auto &k : p.expected_local) {
         ClientRecord *c = clients_.find_client(k);
         if (c != nullptr && c->committed) wire::append_record(stream, c->proc, c->remote_blob);
     }
@@ -292,8 +275,22 @@ void Groups::construct_ready(const std::string &id, const FenceTracker &t) {
         return;
     }
     Pending &p = it->second;
-    const std::uint64_t tid = t.id;
-    if (t.contributed.empty()) {  // every local participant departed
+    p.tracker = t.id;
+    p.ready = true;
+    p.any_contributed = !t.contributed.empty();
+    p.expected_local = t.expected_local;
+    construct_proceed(id);
+}
+
+void Groups::construct_proceed(const std::string &id) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    Pending &p = it->second;
+    // A leader's decision about a failed member, or the vote after a
+    // leader failed, is awaited: the construct goes on once it is in.
+    if (!p.ready || !p.voters.empty() || p.failed_leader || !p.undecided.empty()) return;
+    const std::uint64_t tid = p.tracker;
+    if (!p.any_contributed) {  // every local participant departed
         collectives_.complete(tid, PMIX_ERR_LOST_CONNECTION);
         return;
     }
@@ -323,7 +320,7 @@ void Groups::construct_ready(const std::string &id, const FenceTracker &t) {
     if (p.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(p.timeout_s));
     const pmix_status_t local_status = PMIX_SUCCESS;
     args->load(PMIX_LOCAL_COLLECTIVE_STATUS, &local_status, PMIX_STATUS);
-    auto endpoint = std::make_shared<std::vector<std::uint8_t>>(endpoint_data(p, t));
+    auto endpoint = std::make_shared<std::vector<std::uint8_t>>(endpoint_data(p));
     pmix_byte_object_t bo{reinterpret_cast<char *>(endpoint->data()), endpoint->size()};
     args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
     call_host(PMIX_GROUP_CONSTRUCT, id, p.canonical, args,
@@ -412,12 +409,18 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
         return;
     }
 
-    GroupRecord g{id, members, context_id, p.notify_termination};
-    // The standard: PARTIAL_SUCCESS when optional members did not take part.
+    GroupRecord g{id,
+                  members,
+                  context_id,
+                  p.notify_termination,
+                  p.ft_collective,
+                  std::set<ProcKey>(p.leaders.begin(), p.leaders.end())};
+    // The standard: PARTIAL_SUCCESS when optional members did not take part
+    // (or a leader went on without a failed member).
     const pmix_status_t final_status = p.missing.empty() ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
     const MemberData data = member_data(g, std::move(remote_stream), from_host);
     for (const auto &[k, reply] : t.contributed)
-        send_reply(reply, member_reply(g, final_status, cids, data, k.first));
+        send_reply(reply, member_reply(g, final_status, cids, data, k));
     groups_[id] = std::move(g);
     log()->info("server: group {} constructed ({} members)", id, members.size());
 }
@@ -454,8 +457,8 @@ Groups::MemberData Groups::member_data(const GroupRecord &g,
 
 std::vector<std::uint8_t> Groups::member_reply(const GroupRecord &g, pmix_status_t status,
                                                const std::map<ProcKey, std::uint64_t> &cids,
-                                               const MemberData &data,
-                                               const std::string &caller_ns) {
+                                               const MemberData &data, const ProcKey &caller) {
+    const std::string &caller_ns = caller.first;
     wire::InfoArray results;
     auto id_info = load_info(PMIX_GROUP_ID, g.id.c_str(), PMIX_STRING);
     results.adopt(id_info);
@@ -464,6 +467,11 @@ std::vector<std::uint8_t> Groups::member_reply(const GroupRecord &g, pmix_status
     if (g.context_id) {
         auto cid_info = load_info(PMIX_GROUP_CONTEXT_ID, &*g.context_id, PMIX_SIZE);
         results.adopt(cid_info);
+    }
+    if (g.leaders.count(caller) != 0) {  // the caller leads the group
+        const bool yes = true;
+        auto leader_info = load_info(PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
+        results.adopt(leader_info);
     }
     BodyWriter w;
     w.i32(status).infos(results.data(), results.size());
@@ -476,6 +484,284 @@ std::vector<std::uint8_t> Groups::member_reply(const GroupRecord &g, pmix_status
         if (ns != caller_ns) w.str(ns).bytes(blob);
     }
     return w.bytes(data.stream).take();
+}
+
+// ---------------------------------------------------------------------------------------------
+// leaders of a collective construct (PMIX_GROUP_LEADER)
+
+namespace {
+
+// Whether `k` is a client of this server that still runs.
+bool alive(ClientTable &clients, const ProcKey &k) {
+    const ClientRecord *c = clients.find_client(k);
+    return c != nullptr && !c->gone();
+}
+
+}  // namespace
+
+bool Groups::construct_departed(const std::string &id, const FenceTracker &t, const ProcKey &gone) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return false;
+    Pending &p = it->second;
+    // The standard: no member-failed events for an optional member.
+    if (p.optional) {
+        p.missing.insert(gone);
+        return true;
+    }
+    const bool was_leader = std::erase(p.leaders, gone) != 0;
+    bool decided = false;  // by the leaders that remain: nobody else was asked
+    for (auto &[member, leaders] : p.undecided) {
+        if (leaders.erase(gone) != 0 && leaders.empty() && !p.leaders.empty()) decided = true;
+    }
+    if (decided) {
+        std::erase_if(p.undecided, [](const auto &e) { return e.second.empty(); });
+        runtime::ProgressEngine::instance().post([this, id] { construct_proceed(id); });
+    }
+    const bool was_voter = p.voters.erase(gone) != 0;
+    if (was_leader) {
+        // The construct goes on without it; when no declared leader is left,
+        // the participants elect one (PMIX_GROUP_LEADER_FAILED).
+        p.missing.insert(gone);
+        if (p.leaders.empty()) construct_leader_failed(id, p, gone);
+        return true;
+    }
+    if (was_voter && p.voters.empty() && p.failed_leader) {
+        // Its vote will not come: the election closes without it (after
+        // this departure is handled: the tracker is being iterated).
+        runtime::ProgressEngine::instance().post([this, id] { construct_vote_done(id); });
+    }
+    const bool leading = !p.leaders.empty() || p.failed_leader.has_value();
+    if (leading && p.notify_termination) {
+        // Only the leaders are told, and they decide: go on without it, or abort.
+        p.missing.insert(gone);
+        ask_leaders(id, p, gone);
+        return true;
+    }
+    if (p.notify_termination) {
+        std::vector<pmix_proc_t> to;
+        for (const auto &[k, reply] : t.contributed) to.push_back(proc_of(k));
+        raise_member_failed(id, gone, to);
+    }
+    // PMIX_GROUP_FT_COLLECTIVE: the construct goes on with the survivors.
+    if (p.ft_collective) {
+        p.missing.insert(gone);
+        return true;
+    }
+    return false;
+}
+
+void Groups::ask_leaders(const std::string &id, Pending &p, const ProcKey &gone) {
+    auto &asked = p.undecided[gone];
+    if (p.failed_leader) return;  // asked of the new leader once elected
+    const pmix_proc_t who = proc_of(gone);
+    for (const auto &leader : p.leaders) {
+        const pmix_proc_t lp = proc_of(leader);
+        std::vector<pmix_info_t> info_out;
+        info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+        info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, {lp}));
+        info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC));
+        auto ev = events::Event::make(PMIX_GROUP_MEMBER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
+                                      info_out.data(), info_out.size());
+        for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+        // A leader that cannot be asked is departing: its departure elects another.
+        if (send_ask(leader, id, ev)) asked.insert(leader);
+    }
+    log()->info("server: group {}: {} failed, {} leaders asked", id, describe(gone), asked.size());
+}
+
+void Groups::construct_leader_failed(const std::string &id, Pending &p, const ProcKey &gone) {
+    p.failed_leader = gone;
+    p.volunteers.clear();
+    p.abort_vote = false;
+    p.voters.clear();
+    std::vector<pmix_proc_t> participants;
+    for (const auto &m : p.canonical) {
+        const ProcKey k = key_of(m);
+        if (p.missing.count(k) == 0 && alive(clients_, k)) participants.push_back(m);
+    }
+    log()->info("server: group {}: leader {} failed, {} participants vote", id, describe(gone),
+                participants.size());
+    const pmix_proc_t lp = proc_of(gone);
+    std::vector<pmix_info_t> info_out;
+    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, participants));
+    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &lp, PMIX_PROC));
+    auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
+                                  info_out.data(), info_out.size());
+    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    for (const auto &m : participants) {
+        if (send_ask(key_of(m), id, ev)) p.voters.insert(key_of(m));
+    }
+    // Nobody to vote: close the election after this departure is handled.
+    if (p.voters.empty())
+        runtime::ProgressEngine::instance().post([this, id] { construct_vote_done(id); });
+}
+
+void Groups::construct_vote_done(const std::string &id) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    Pending &p = it->second;
+    if (!p.failed_leader || !p.voters.empty()) return;
+    if (p.abort_vote) {
+        log()->info("server: group {}: a participant aborts after the leader failed", id);
+        abort_construct(id, nullptr);
+        return;
+    }
+    auto live = [&](const ProcKey &k) { return p.missing.count(k) == 0 && alive(clients_, k); };
+    auto rank_of = [&](const ProcKey &k) {
+        const auto &order = p.orders_differ ? p.canonical : p.order;
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            if (key_of(order[i]) == k) return i;
+        }
+        return order.size();
+    };
+    // The volunteer with the lowest group rank, else the lowest group rank.
+    std::vector<ProcKey> candidates;
+    for (const auto &k : p.volunteers) {
+        if (live(k)) candidates.push_back(k);
+    }
+    if (candidates.empty()) {
+        for (const auto &m : p.canonical) {
+            if (live(key_of(m))) candidates.push_back(key_of(m));
+        }
+    }
+    if (candidates.empty()) {
+        collectives_.complete(p.tracker, PMIX_ERR_LOST_CONNECTION);
+        return;
+    }
+    const ProcKey leader = *std::min_element(
+        candidates.begin(), candidates.end(),
+        [&](const ProcKey &a, const ProcKey &b) { return rank_of(a) < rank_of(b); });
+    p.leaders = {leader};
+    p.failed_leader.reset();
+    p.volunteers.clear();
+    std::vector<pmix_proc_t> participants;
+    for (const auto &m : p.canonical) {
+        if (live(key_of(m))) participants.push_back(m);
+    }
+    const pmix_proc_t lp = proc_of(leader);
+    log()->info("server: group {}: {} is the new leader", id, describe(leader));
+    raise_group_event(PMIX_GROUP_LEADER_SELECTED, id, nullptr, participants,
+                      {load_info(PMIX_EVENT_AFFECTED_PROC, &lp, PMIX_PROC)});
+    // The failures nobody decided about go to the new leader.
+    std::vector<ProcKey> orphans;
+    for (const auto &[member, leaders] : p.undecided) {
+        if (leaders.empty()) orphans.push_back(member);
+    }
+    for (const auto &member : orphans) ask_leaders(id, p, member);
+    for (const auto &member : orphans) {
+        auto u = p.undecided.find(member);
+        if (u != p.undecided.end() && u->second.empty()) p.undecided.erase(u);
+    }
+    construct_proceed(id);
+}
+
+void Groups::construct_decision(const std::string &id, const ProcKey &from, pmix_status_t code,
+                                const ProcKey &about, pmix_status_t decision, bool volunteer) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    Pending &p = it->second;
+    if (code == PMIX_GROUP_LEADER_FAILED) {
+        if (p.voters.erase(from) == 0) return;
+        if (volunteer) p.volunteers.push_back(from);
+        if (decision == PMIX_GROUP_CONSTRUCT_ABORT) p.abort_vote = true;
+        if (p.voters.empty()) construct_vote_done(id);
+        return;
+    }
+    if (code != PMIX_GROUP_MEMBER_FAILED) return;
+    auto u = p.undecided.find(about);
+    if (u == p.undecided.end() || u->second.erase(from) == 0) return;  // not asked of it
+    if (decision == PMIX_GROUP_CONSTRUCT_ABORT) {
+        log()->info("server: group {}: leader {} aborts after {} failed", id, describe(from),
+                    describe(about));
+        const pmix_proc_t leader = proc_of(from);
+        abort_construct(id, &leader);
+        return;
+    }
+    // Any other answer: the construct goes on without the failed member.
+    if (u->second.empty()) p.undecided.erase(u);
+    construct_proceed(id);
+}
+
+void Groups::abort_construct(const std::string &id, const pmix_proc_t *source) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    Pending &p = it->second;
+    if (source != nullptr) {
+        // Decided by a leader's or a voter's handler: every other participant
+        // is told by the event (an aborting event of a participant's own went
+        // where its range said).
+        std::vector<pmix_proc_t> to;
+        for (const auto &m : p.canonical) {
+            const ProcKey k = key_of(m);
+            if (k != key_of(*source) && p.missing.count(k) == 0 && alive(clients_, k))
+                to.push_back(m);
+        }
+        raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, source, to);
+    }
+    const std::uint64_t tid = p.tracker;
+    // Nobody waits for a decision any more: the tracker's finished hook answers.
+    p.undecided.clear();
+    p.voters.clear();
+    p.failed_leader.reset();
+    collectives_.complete(tid, PMIX_GROUP_CONSTRUCT_ABORT);
+}
+
+void Groups::host_event(const events::Event &ev) {
+    if (ev.status != PMIX_GROUP_LEFT) return;
+    std::string id;
+    for (const auto &i : ev.info_span()) {
+        if (PMIX_CHECK_KEY(&i, PMIX_GROUP_ID) && i.value.type == PMIX_STRING &&
+            i.value.data.string != nullptr)
+            id = i.value.data.string;
+    }
+    auto g = groups_.find(id);
+    const ProcKey leaver = key_of(ev.source);
+    // A local leaver's leave was handled here already.
+    if (g == groups_.end() || clients_.find_client(leaver) != nullptr) return;
+    auto &members = g->second.members;
+    if (std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == leaver; }) == 0)
+        return;
+    log()->info("server: {} left group {} (told by the host)", describe(leaver), id);
+    // The local members' new list (the leaver's server told its own).
+    raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
+                      {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
+    if (members.empty()) groups_.erase(g);
+}
+
+bool Groups::ft_covers(const std::vector<pmix_proc_t> &procs) const {
+    const std::vector<pmix_proc_t> all = expand(procs);
+    return std::any_of(groups_.begin(), groups_.end(), [&](const auto &e) {
+        return e.second.ft_collective && std::all_of(all.begin(), all.end(), [&](const auto &p) {
+                   return is_member(e.second, key_of(p));
+               });
+    });
+}
+
+void Groups::client_event(const ProcKey &source, const events::Event &ev) {
+    if (ev.status != PMIX_GROUP_CONSTRUCT_ABORT) return;
+    std::optional<std::string> only;
+    for (const auto &i : ev.info_span()) {
+        if (PMIX_CHECK_KEY(&i, PMIX_GROUP_ID) && i.value.type == PMIX_STRING &&
+            i.value.data.string != nullptr)
+            only = i.value.data.string;
+    }
+    std::vector<std::string> constructs, invitations;
+    for (const auto &[id, p] : pending_) {
+        if ((!only || *only == id) && p.local_cids.count(source) != 0) constructs.push_back(id);
+    }
+    for (const auto &[id, inv] : invitations_) {
+        const bool takes_part = inv.leader == source || inv.answers.count(source) != 0;
+        if ((!only || *only == id) && takes_part) invitations.push_back(id);
+    }
+    for (const auto &id : constructs) {
+        log()->info("server: group {}: {} aborts the construct by an event", id, describe(source));
+        abort_construct(id, nullptr);
+    }
+    for (const auto &id : invitations) {
+        log()->info("server: group {}: {} aborts the invitation by an event", id, describe(source));
+        end_invitation(id, PMIX_GROUP_CONSTRUCT_ABORT, false);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -582,7 +868,8 @@ void Groups::handle_leave(Channel &ch, Frame &frame, ClientRecord *client) {
         auto ev = events::Event::make(PMIX_GROUP_LEFT, &client->proc, PMIX_RANGE_CUSTOM,
                                       info_out.data(), info_out.size());
         for (auto &i : info_out) PMIx_Value_destruct(&i.value);
-        raise_(std::make_shared<const events::Event>(std::move(ev)));
+        // Also to the members served elsewhere, through the host.
+        (raise_out_ ? raise_out_ : raise_)(std::make_shared<const events::Event>(std::move(ev)));
         raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
                           {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
     }

@@ -40,6 +40,12 @@ struct GroupRecord {
     // PMIX_GROUP_NOTIFY_TERMINATION: a member that ends without leaving is
     // announced (PMIX_GROUP_MEMBER_FAILED) and destruct goes on without it.
     bool notify_termination = false;
+    // PMIX_GROUP_FT_COLLECTIVE: a fence over its members goes on without a
+    // member that ends (Collectives' FtFenceFn).
+    bool ft_collective = false;
+    // Its leaders (PMIX_GROUP_LEADER, elected ones, an invitation's leader):
+    // their results carry PMIX_GROUP_LEADER.
+    std::set<ProcKey> leaders;
 };
 
 // The body of a group_construct and of a group_invite request: the group's
@@ -78,6 +84,19 @@ class Groups final : public DepartureListener {
     // PMIX_ERR_BAD_PARAM when `id` cannot name a new group here: empty,
     // longer than PMIX_MAX_NSLEN, a registered nspace or a live group.
     pmix_status_t check_new_id(const std::string &id) const;
+    // A client's own event (PMIx_Notify_event, before it is routed):
+    // PMIX_GROUP_CONSTRUCT_ABORT from a participant aborts the constructs
+    // and invitations it takes part in (PMIX_GROUP_ID: that one only).
+    void client_event(const ProcKey &source, const events::Event &ev);
+    // Whether every one of `procs` is a member of one live group built with
+    // PMIX_GROUP_FT_COLLECTIVE (a fence over them is fault tolerant).
+    bool ft_covers(const std::vector<pmix_proc_t> &procs) const;
+    // An event the host notified, before it is routed: PMIX_GROUP_LEFT of a
+    // member served elsewhere takes it out of the group here too.
+    void host_event(const events::Event &ev);
+    // Raises an event that may leave this node (the host's notify_event when
+    // its range names processes served elsewhere): PMIX_GROUP_LEFT.
+    void set_raise_out(RaiseFn fn) { raise_out_ = std::move(fn); }
 
   private:
     // A construct under way, by group id.
@@ -94,6 +113,21 @@ class Groups final : public DepartureListener {
         std::uint32_t timeout_s = 0;
         std::map<ProcKey, std::size_t> local_cids;    // PMIX_GROUP_LOCAL_CID per caller
         std::shared_ptr<wire::InfoArray> directives;  // the first caller's
+        // PMIX_GROUP_LEADER: the callers that declared themselves leaders
+        // (then elected ones), who decide about a member's failure.
+        std::vector<ProcKey> leaders;
+        // A failed member -> the leaders whose decision is awaited (empty:
+        // to be asked of the next leader, once elected).
+        std::map<ProcKey, std::set<ProcKey>> undecided;
+        std::set<ProcKey> voters;         // a leader failed: votes awaited
+        std::vector<ProcKey> volunteers;  // returned PMIX_GROUP_LEADER
+        bool abort_vote = false;          // a voter returned PMIX_GROUP_CONSTRUCT_ABORT
+        std::optional<ProcKey> failed_leader;
+        // Every local participant arrived while a decision was awaited: the
+        // construct goes on (construct_proceed) once it is in.
+        bool ready = false;
+        bool any_contributed = false;
+        std::set<ProcKey> expected_local;
     };
 
     void handle_construct(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
@@ -137,8 +171,9 @@ class Groups final : public DepartureListener {
     void check_invitation(const std::string &id);
     void complete_invitation(const std::string &id, std::optional<std::size_t> context_id);
     // Ends the invitation with `status` for every caller; PMIX_GROUP_CONSTRUCT_ABORT
-    // is announced to the invitees by that event.
-    void end_invitation(const std::string &id, pmix_status_t status);
+    // is announced to the invitees by that event (unless `announce` is false:
+    // the aborting participant raised it itself).
+    void end_invitation(const std::string &id, pmix_status_t status, bool announce = true);
     void invitation_timed_out(const std::string &id);
     // `extra` (loaded infos) is owned by the call and released.
     void raise_group_event(pmix_status_t code, const std::string &id, const pmix_proc_t *source,
@@ -154,8 +189,7 @@ class Groups final : public DepartureListener {
                            const std::set<ProcKey> &from_host) const;
     static std::vector<std::uint8_t> member_reply(const GroupRecord &g, pmix_status_t status,
                                                   const std::map<ProcKey, std::uint64_t> &cids,
-                                                  const MemberData &data,
-                                                  const std::string &caller_ns);
+                                                  const MemberData &data, const ProcKey &caller);
     // Whether `g` is a live group with member `me`; if not, `reply` gets
     // PMIX_ERR_BAD_PARAM (destruct or leave of a group one is not in).
     bool caller_in(std::map<std::string, GroupRecord>::iterator g, const ProcKey &me,
@@ -165,6 +199,23 @@ class Groups final : public DepartureListener {
     // ranks, in order; duplicates go (the first stays).
     std::vector<pmix_proc_t> expand(const std::vector<pmix_proc_t> &procs) const;
     void construct_ready(const std::string &id, const FenceTracker &t);
+    // The construct's part after ready, once no leader's decision is awaited.
+    void construct_proceed(const std::string &id);
+    // ---- leaders of a collective construct (groups.cpp) ----
+    // A local participant departed before the construct was ready: true
+    // when the construct goes on without it.
+    bool construct_departed(const std::string &id, const FenceTracker &t, const ProcKey &gone);
+    // PMIX_GROUP_LEADER_FAILED to the surviving participants, who vote.
+    void construct_leader_failed(const std::string &id, Pending &p, const ProcKey &gone);
+    void construct_vote_done(const std::string &id);
+    // A leader's or a voter's answer (group_decision) about a construct.
+    void construct_decision(const std::string &id, const ProcKey &from, pmix_status_t code,
+                            const ProcKey &about, pmix_status_t decision, bool volunteer);
+    // Sends PMIX_GROUP_MEMBER_FAILED about `gone` to the leaders for their decision.
+    void ask_leaders(const std::string &id, Pending &p, const ProcKey &gone);
+    // Aborts construct `id` (PMIX_GROUP_CONSTRUCT_ABORT to every caller);
+    // `source`: the aborting participant, announced to the others by that event.
+    void abort_construct(const std::string &id, const pmix_proc_t *source);
     void construct_finished(const std::string &id, const FenceTracker &t, pmix_status_t status,
                             const wire::InfoArray &host_results);
     void destruct_ready(const std::string &id, const FenceTracker &t);
@@ -175,7 +226,7 @@ class Groups final : public DepartureListener {
     // This server's share of the members' data for the host
     // (PMIX_GROUP_ENDPT_DATA): the committed REMOTE blobs of the local
     // members and their PMIX_GROUP_LOCAL_CIDs.
-    std::vector<std::uint8_t> endpoint_data(const Pending &p, const FenceTracker &t);
+    std::vector<std::uint8_t> endpoint_data(const Pending &p);
     // PMIX_GROUP_MEMBER_FAILED about `gone` to `to` (the other members), then
     // PMIX_GROUP_MEMBERSHIP_UPDATE with `to` as the membership.
     void raise_member_failed(const std::string &id, const ProcKey &gone,
@@ -187,6 +238,7 @@ class Groups final : public DepartureListener {
     RemoteBlobs &remote_;
     JobBlobFn job_blob_;
     RaiseFn raise_;
+    RaiseFn raise_out_;
     std::map<std::string, GroupRecord> groups_;
     std::map<std::string, Pending> pending_;
     // Destructs under way: the (sorted) members their collective is over.

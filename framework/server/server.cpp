@@ -49,6 +49,19 @@ Server::Server() {
     clients_.subscribe(&local_support_);
     clients_.subscribe(&connections_);
     clients_.subscribe(&tools_);  // last: a departed tool's record goes
+    // A participant's own PMIX_GROUP_CONSTRUCT_ABORT event aborts its group's construct.
+    events_.observe_client_events([this](const ProcKey &source, const events::Event &ev) {
+        groups_.client_event(source, ev);
+    });
+    // PMIX_GROUP_LEFT reaches members served elsewhere through the host, and their servers' Groups.
+    events_.observe_host_events([this](const events::Event &ev) { groups_.host_event(ev); });
+    groups_.set_raise_out([this](std::shared_ptr<const events::Event> ev) {
+        events_.raise_from_library(std::move(ev));
+    });
+    // A fence over the members of a group built with PMIX_GROUP_FT_COLLECTIVE goes on without a
+    // member that ends.
+    collectives_.set_ft_fence(
+        [this](const std::vector<pmix_proc_t> &procs) { return groups_.ft_covers(procs); });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -28,6 +28,10 @@
  *                                   PMIX_ERR_PARTIAL_SUCCESS without it
  *        group_client ft-dead     - PMIX_GROUP_FT_COLLECTIVE: as optional-dead,
  *                                   the construct goes on with the survivors
+ *        group_client ft-fence    - PMIX_GROUP_FT_COLLECTIVE for fences: rank
+ *                                   3 dies; a fence over a group built
+ *                                   without it fails, one built with it
+ *                                   completes with the survivors
  *        group_client notify      - PMIX_GROUP_NOTIFY_TERMINATION: the last
  *                                   rank ends without destruct; the others
  *                                   get PMIX_GROUP_MEMBER_FAILED and
@@ -378,12 +382,13 @@ static void mode_badids(void) {
         FAIL("namespace as id: %s", PMIx_Error_string(rc));
     if ((rc = PMIx_Group_destruct("never-made", NULL, 0)) != PMIX_ERR_BAD_PARAM)
         FAIL("destruct of an unknown group: %s", PMIx_Error_string(rc));
+    /* The bootstrap method is not built: refused, not ignored. */
     pmix_info_t opt;
-    bool yes = true;
-    PMIX_INFO_LOAD(&opt, PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
-    if ((rc = PMIx_Group_construct("ldr-grp", procs, nprocs, &opt, 1, NULL, NULL)) !=
-        PMIX_ERR_NOT_SUPPORTED)
-        FAIL("PMIX_GROUP_LEADER: %s", PMIx_Error_string(rc));
+    pmix_data_array_t add = {PMIX_PROC, 1, &me};
+    PMIX_INFO_LOAD(&opt, PMIX_GROUP_ADD_MEMBERS, &add, PMIX_DATA_ARRAY);
+    rc = PMIx_Group_construct("boot-grp", procs, nprocs, &opt, 1, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&opt);
+    if (rc != PMIX_ERR_NOT_SUPPORTED) FAIL("PMIX_GROUP_ADD_MEMBERS: %s", PMIx_Error_string(rc));
     construct("live-grp", procs, nprocs, 0, SIZE_MAX);
     if ((rc = PMIx_Group_construct("live-grp", procs, nprocs, NULL, 0, NULL, NULL)) !=
         PMIX_ERR_BAD_PARAM)
@@ -688,6 +693,59 @@ static void mode_child(void) {
     printf("group child ok\n");
 }
 
+/* PMIX_GROUP_FT_COLLECTIVE for fences (4 ranks): plain-grp is every rank,
+ * ft-grp is ranks 0, 1 and 3, built with PMIX_GROUP_FT_COLLECTIVE; rank 3
+ * dies. A fence over plain-grp fails (never hangs); one over ft-grp
+ * completes with ranks 0 and 1, their data collected; a collecting fence
+ * over the job with the directive itself completes with ranks 0, 1, 2. */
+static void mode_ft_fence(void) {
+    if (nprocs != 4) FAIL("ft-fence wants 4 ranks");
+    pmix_proc_t *procs = all_ranks(0);
+    pmix_proc_t ft_procs[3];
+    PMIX_LOAD_PROCID(&ft_procs[0], me.nspace, 0);
+    PMIX_LOAD_PROCID(&ft_procs[1], me.nspace, 1);
+    PMIX_LOAD_PROCID(&ft_procs[2], me.nspace, 3);
+    pmix_info_t info[3];
+    bool yes = true;
+    int timeout = 30;
+    PMIX_INFO_LOAD(&info[0], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    PMIX_INFO_LOAD(&info[1], PMIX_GROUP_FT_COLLECTIVE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[2], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    CHECK(PMIx_Group_construct("plain-grp", procs, nprocs, info, 1, NULL, NULL),
+          "construct plain-grp");
+    free(procs);
+    if (me.rank != 2)
+        CHECK(PMIx_Group_construct("ft-grp", ft_procs, 3, info, 2, NULL, NULL), "construct ft-grp");
+    if (me.rank == 3) raise(SIGKILL);
+    pmix_proc_t grp;
+    PMIX_LOAD_PROCID(&grp, "plain-grp", PMIX_RANK_WILDCARD);
+    pmix_status_t rc = PMIx_Fence(&grp, 1, &info[0], 1);
+    if (rc == PMIX_SUCCESS) FAIL("a fence over plain-grp completed without a member");
+    char text[32];
+    snprintf(text, sizeof text, "rank %u", me.rank);
+    put_commit("ft.key", text);
+    pmix_info_t dirs[2] = {info[0], info[2]};
+    if (me.rank != 2) {
+        PMIX_LOAD_PROCID(&grp, "ft-grp", PMIX_RANK_WILDCARD);
+        CHECK(PMIx_Fence(&grp, 1, dirs, 2), "fence over ft-grp");
+        for (pmix_rank_t r = 0; r < 2; ++r) {
+            pmix_proc_t p;
+            PMIX_LOAD_PROCID(&p, me.nspace, r);
+            snprintf(text, sizeof text, "rank %u", r);
+            expect_key(&p, "ft.key", text);
+        }
+    }
+    /* The fence's own directive. */
+    CHECK(PMIx_Fence(NULL, 0, info, 3), "fence over the job with PMIX_GROUP_FT_COLLECTIVE");
+    for (pmix_rank_t r = 0; r < 3; ++r) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        snprintf(text, sizeof text, "rank %u", r);
+        expect_key(&p, "ft.key", text);
+    }
+    printf("group ft fence ok: the plain fence got %s\n", PMIx_Error_string(rc));
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr,
@@ -716,6 +774,8 @@ int main(int argc, char **argv) {
         mode_optional(0, PMIX_GROUP_OPTIONAL);
     } else if (strcmp(mode, "ft-dead") == 0) {
         mode_optional(1, PMIX_GROUP_FT_COLLECTIVE);
+    } else if (strcmp(mode, "ft-fence") == 0) {
+        mode_ft_fence();
     } else if (strcmp(mode, "notify") == 0) {
         mode_notify();
     } else if (strcmp(mode, "notify-group") == 0) {

@@ -25,6 +25,9 @@
  *                                       PMIX_GROUP_CONSTRUCT_ABORT: every
  *                                       invitee gets that event, the calls
  *                                       return it
+ *        group_invite_client abort-event - the leader generates
+ *                                       PMIX_GROUP_CONSTRUCT_ABORT itself after
+ *                                       its invite_nb: every call returns it
  *        group_invite_client leader-fails | leader-fails-default - the
  *                                       leader dies after ranks 1, 2 accepted;
  *                                       LEADER_FAILED to 1, 2, 3; rank 2
@@ -415,6 +418,36 @@ static void mode_abort(void) {
     printf("invite abort ok\n");
 }
 
+/* The leader aborts by generating PMIX_GROUP_CONSTRUCT_ABORT itself
+ * (PMIx_Notify_event) after its invite_nb: the invite's callback and every
+ * join return that status, blocking or not. */
+static void mode_abort_event(void) {
+    pmix_status_t rc;
+    if (me.rank == 0) {
+        pmix_rank_t list[64];
+        for (uint32_t r = 1; r < nprocs; ++r) list[r - 1] = r;
+        pmix_proc_t *procs = ranks(list, nprocs - 1);
+        CHECK(PMIx_Group_invite_nb(GRP, procs, nprocs - 1, NULL, 0, join_cb, NULL), "invite_nb");
+        free(procs);
+        pmix_info_t info;
+        PMIX_INFO_LOAD(&info, PMIX_GROUP_ID, GRP, PMIX_STRING);
+        CHECK(PMIx_Notify_event(PMIX_GROUP_CONSTRUCT_ABORT, &me, PMIX_RANGE_NAMESPACE, &info, 1,
+                                NULL, NULL),
+              "Notify_event");
+        PMIX_INFO_DESTRUCT(&info);
+        wait_flag(&join_nb_done);
+        if (join_nb_status != PMIX_GROUP_CONSTRUCT_ABORT)
+            FAIL("invite_nb: %s", PMIx_Error_string(join_nb_status));
+    } else {
+        wait_flag(&invited);
+        rc = PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
+        if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("join: %s", PMIx_Error_string(rc));
+        wait_flag(&aborted);
+    }
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+    printf("invite abort event ok\n");
+}
+
 static void mode_leader_fails(int volunteer) {
     pmix_info_t *results = NULL;
     size_t nresults = 0;
@@ -451,7 +484,7 @@ int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr,
                 "usage: group_invite_client accept|decline|dies|timeout|optional-timeout|"
-                "abort|leader-fails|leader-fails-default\n");
+                "abort|abort-event|leader-fails|leader-fails-default\n");
         return 2;
     }
     mode = argv[1];
@@ -478,6 +511,8 @@ int main(int argc, char **argv) {
         mode_timeout(1);
     } else if (strcmp(mode, "abort") == 0) {
         mode_abort();
+    } else if (strcmp(mode, "abort-event") == 0) {
+        mode_abort_event();
     } else if (strcmp(mode, "leader-fails") == 0) {
         mode_leader_fails(1);
     } else if (strcmp(mode, "leader-fails-default") == 0) {

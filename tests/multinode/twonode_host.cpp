@@ -19,6 +19,8 @@
 //   group         each node sends its PMIX_GROUP_ENDPT_DATA under the
 //                 operation's key (op and group id); both hand back the two
 //                 parts and, when a context id was asked, node0's proposal.
+//   notify_event  the event goes to the other node, whose server gets it with
+//                 PMIx_Notify_event (group events: PMIX_GROUP_LEFT).
 // Every fence is job-wide here, so both nodes see their fences in the same
 // order and match them by sequence number.
 //
@@ -29,6 +31,7 @@
 //   twonode host nodeN: fences F (with data D, B bytes), dmodex asked A, served S
 // Exit status: 0 when all four clients exited 0; else the first failure
 // (128+signal for a signal); 124 on timeout; 2 for a usage error.
+#include <pmix.h>
 #include <pmix_server.h>
 
 #include <signal.h>
@@ -68,6 +71,7 @@ enum class MsgType : uint32_t {
     dmodex_answer = 3,
     done = 4,
     group = 5,  // id: context id proposed (node0's is used); payload: GroupKey + endpoint data
+    event = 6,  // status: the event's code; payload: encode_event()
 };
 
 struct MsgHeader {
@@ -149,6 +153,7 @@ struct Node {
 
     // statistics for the summary line
     unsigned nfences = 0, nfences_with_data = 0, nasked = 0, nserved = 0, ngroups = 0;
+    unsigned nevents = 0;  // events sent to the other node (notify_event upcall)
     size_t fence_bytes = 0;
 
     bool send(MsgType type, int32_t status, uint64_t id, uint32_t rank, const char *data,
@@ -315,6 +320,111 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
     return PMIX_SUCCESS;
 }
 
+// ---------------------------------------------------------------------------------------------
+// events: the server's notify_event upcall (an event whose range leaves the
+// node, e.g. PMIX_GROUP_LEFT to the group's members on the other node) goes
+// to the other node, which hands it to its server with PMIx_Notify_event.
+// Only what group events carry crosses: source, range and the infos of type
+// string, proc and array of procs.
+
+void put_bytes(std::vector<char> &out, const void *p, size_t n) {
+    const char *c = static_cast<const char *>(p);
+    out.insert(out.end(), c, c + n);
+}
+
+std::vector<char> encode_event(const pmix_proc_t *source, pmix_data_range_t range,
+                               const pmix_info_t info[], size_t ninfo) {
+    std::vector<char> out;
+    pmix_proc_t src{};
+    if (source != nullptr) src = *source;
+    put_bytes(out, &src, sizeof src);
+    const uint32_t r = range;
+    put_bytes(out, &r, sizeof r);
+    for (size_t i = 0; i < ninfo; ++i) {
+        const pmix_value_t &v = info[i].value;
+        const bool procs = v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr &&
+                           v.data.darray->type == PMIX_PROC;
+        if (v.type != PMIX_STRING && v.type != PMIX_PROC && !procs) continue;
+        put_bytes(out, info[i].key, sizeof info[i].key);
+        const uint16_t type = v.type;
+        put_bytes(out, &type, sizeof type);
+        if (v.type == PMIX_STRING) {
+            const uint32_t n = v.data.string != nullptr ? std::strlen(v.data.string) : 0;
+            put_bytes(out, &n, sizeof n);
+            put_bytes(out, v.data.string, n);
+        } else if (v.type == PMIX_PROC) {
+            put_bytes(out, v.data.proc, sizeof(pmix_proc_t));
+        } else {
+            const uint32_t n = v.data.darray->size;
+            put_bytes(out, &n, sizeof n);
+            put_bytes(out, v.data.darray->array, n * sizeof(pmix_proc_t));
+        }
+    }
+    return out;
+}
+
+// Hands an event from the other node to this node's server.
+void deliver_event(pmix_status_t code, const std::vector<char> &in) {
+    size_t at = 0;
+    auto take = [&](void *p, size_t n) {
+        if (at + n > in.size()) return false;
+        std::memcpy(p, in.data() + at, n);
+        at += n;
+        return true;
+    };
+    pmix_proc_t source{};
+    uint32_t range = 0;
+    if (!take(&source, sizeof source) || !take(&range, sizeof range)) return;
+    std::vector<pmix_info_t> info;
+    for (;;) {
+        pmix_key_t key;
+        uint16_t type = 0;
+        if (!take(key, sizeof key) || !take(&type, sizeof type)) break;
+        key[PMIX_MAX_KEYLEN] = '\0';
+        info.emplace_back();
+        std::memset(&info.back(), 0, sizeof(pmix_info_t));
+        if (type == PMIX_STRING) {
+            uint32_t n = 0;
+            if (!take(&n, sizeof n) || at + n > in.size()) break;
+            std::string text(in.data() + at, n);
+            at += n;
+            PMIx_Info_load(&info.back(), key, text.c_str(), PMIX_STRING);
+        } else if (type == PMIX_PROC) {
+            pmix_proc_t p{};
+            if (!take(&p, sizeof p)) break;
+            PMIx_Info_load(&info.back(), key, &p, PMIX_PROC);
+        } else {
+            uint32_t n = 0;
+            if (!take(&n, sizeof n) || at + n * sizeof(pmix_proc_t) > in.size()) break;
+            std::vector<pmix_proc_t> procs(n);
+            take(procs.data(), n * sizeof(pmix_proc_t));
+            pmix_data_array_t darray{PMIX_PROC, n, procs.data()};
+            PMIx_Info_load(&info.back(), key, &darray, PMIX_DATA_ARRAY);
+        }
+    }
+    pmix_status_t rc =
+        PMIx_Notify_event(code, &source, static_cast<pmix_data_range_t>(range),
+                          info.empty() ? nullptr : info.data(), info.size(), nullptr, nullptr);
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+        std::fprintf(stderr, "twonode host node%d: PMIx_Notify_event: %s\n", g_node.id,
+                     PMIx_Error_string(rc));
+    for (auto &i : info) PMIx_Value_destruct(&i.value);
+}
+
+pmix_status_t on_notify_event(pmix_status_t code, const pmix_proc_t *source,
+                              pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
+                              pmix_op_cbfunc_t, void *) {
+    const std::vector<char> payload = encode_event(source, range, info, ninfo);
+    {
+        std::lock_guard lock(g_node.mutex);
+        if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
+        ++g_node.nevents;
+    }
+    if (!g_node.send(MsgType::event, code, 0, 0, payload.data(), payload.size()))
+        return PMIX_ERR_LOST_CONNECTION;
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
 pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t[], size_t,
                               pmix_modex_cbfunc_t cbfunc, void *cbdata) {
     if (std::strncmp(proc->nspace, g_node.nspace.c_str(), PMIX_MAX_NSLEN) != 0 ||
@@ -419,6 +529,10 @@ void serve_peer() {
                 complete_group_locked(key, lock);
                 break;
             }
+            case MsgType::event:
+                lock.unlock();
+                deliver_event(h.status, payload);
+                break;
             case MsgType::done:
                 g_node.peer_done = true;
                 g_node.cv.notify_all();
@@ -519,6 +633,7 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
     module.fence_nb = on_fence;
     module.direct_modex = on_direct_modex;
     module.group = on_group;
+    module.notify_event = on_notify_event;
     pmix_status_t rc = PMIx_server_init(&module, nullptr, 0);
     if (rc != PMIX_SUCCESS) node_failed(me, "PMIx_server_init", rc);
     std::thread reader(serve_peer);
@@ -616,6 +731,7 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
                 g_node.nfences, g_node.nfences_with_data, g_node.fence_bytes, g_node.nasked,
                 g_node.nserved);
     if (g_node.ngroups > 0) std::printf("%s: group operations %u\n", me.c_str(), g_node.ngroups);
+    if (g_node.nevents > 0) std::printf("%s: events forwarded %u\n", me.c_str(), g_node.nevents);
     std::fflush(stdout);
     return status;
 }

@@ -1,0 +1,340 @@
+/* Leaders and aborts of a collective PMIx_Group_construct (docs/groups.md,
+ * "Leaders of a collective construct"), one rule per mode; rank 0 declares
+ * itself the leader (PMIX_GROUP_LEADER). Each wait is bounded: alarm() for
+ * events and callbacks, PMIX_TIMEOUT on the calls, pmixrun --timeout and the
+ * ctest TIMEOUT around it. Ordering comes from fences and events, never from
+ * time: rank 0's construct_nb leaves on its socket before its (collecting,
+ * so server-side) fence request, so the server holds it once the fence
+ * completed.
+ *
+ * usage: group_leader_client member-dies - with PMIX_GROUP_NOTIFY_TERMINATION
+ *                                 the last rank dies before constructing:
+ *                                 PMIX_GROUP_MEMBER_FAILED to the leader only,
+ *                                 whose handler goes on: PARTIAL_SUCCESS
+ *                                 without it, the leader's results say
+ *                                 PMIX_GROUP_LEADER
+ *        group_leader_client member-dies-abort - the same, the leader's
+ *                                 handler returns PMIX_GROUP_CONSTRUCT_ABORT:
+ *                                 every construct (blocking and _nb) returns
+ *                                 it and the others get that event
+ *        group_leader_client leader-dies | leader-dies-default - the leader
+ *                                 dies after its construct_nb:
+ *                                 PMIX_GROUP_LEADER_FAILED to the others; rank
+ *                                 2 volunteers (PMIX_GROUP_LEADER in its
+ *                                 handler's results) / nobody does and rank 1
+ *                                 (the lowest group rank) leads;
+ *                                 PMIX_GROUP_LEADER_SELECTED names it, the
+ *                                 construct completes without rank 0
+ *        group_leader_client abort-event - rank 0 (a participant, the leader)
+ *                                 calls construct_nb, then generates
+ *                                 PMIX_GROUP_CONSTRUCT_ABORT itself
+ *                                 (PMIx_Notify_event): every construct,
+ *                                 blocking and _nb, returns that status (the
+ *                                 last rank constructs only after it got the
+ *                                 event, so the construct is still open) */
+#include <pmix.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static pmix_proc_t me;
+static uint32_t nprocs;
+static const char *mode;
+
+#define FAIL(...)                                       \
+    do {                                                \
+        fprintf(stderr, "%s:%u: ", me.nspace, me.rank); \
+        fprintf(stderr, __VA_ARGS__);                   \
+        fprintf(stderr, "\n");                          \
+        exit(1);                                        \
+    } while (0)
+
+#define CHECK(rc, what)                                                        \
+    do {                                                                       \
+        pmix_status_t _rc = (rc);                                              \
+        if (_rc != PMIX_SUCCESS) FAIL("%s: %s", what, PMIx_Error_string(_rc)); \
+    } while (0)
+
+static const char *GRP = "ldr-grp";
+
+/* What the handlers saw (written on the progress thread, read by main). */
+static volatile int member_failed = 0, leader_failed = 0, selected = 0, aborted = 0;
+static volatile pmix_rank_t failed_rank = PMIX_RANK_UNDEF, new_leader = PMIX_RANK_UNDEF;
+
+static const pmix_proc_t *affected(const pmix_info_t info[], size_t ninfo) {
+    for (size_t i = 0; i < ninfo; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC)) return info[i].value.data.proc;
+    return NULL;
+}
+
+static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                     size_t ninfo, pmix_info_t *results, size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)source, (void)results, (void)nresults;
+    pmix_status_t answer = PMIX_SUCCESS;
+    static pmix_info_t volunteer;
+    pmix_info_t *out = NULL;
+    size_t nout = 0;
+    const pmix_proc_t *who = affected(info, ninfo);
+    switch (status) {
+        case PMIX_GROUP_MEMBER_FAILED:
+            if (who != NULL) failed_rank = who->rank;
+            member_failed = 1;
+            if (strcmp(mode, "member-dies-abort") == 0) answer = PMIX_GROUP_CONSTRUCT_ABORT;
+            break;
+        case PMIX_GROUP_LEADER_FAILED:
+            leader_failed = 1;
+            if (strcmp(mode, "leader-dies") == 0 && me.rank == 2) {
+                bool yes = true;
+                PMIX_INFO_LOAD(&volunteer, PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
+                out = &volunteer;
+                nout = 1;
+            }
+            break;
+        case PMIX_GROUP_LEADER_SELECTED:
+            if (who != NULL) new_leader = who->rank;
+            selected = 1;
+            break;
+        case PMIX_GROUP_CONSTRUCT_ABORT:
+            aborted = 1;
+            break;
+        default:
+            break;
+    }
+    if (cbfunc != NULL) cbfunc(answer, out, nout, NULL, NULL, cbdata);
+}
+
+static void registered(pmix_status_t status, size_t ref, void *cbdata) {
+    (void)ref;
+    *(volatile pmix_status_t *)cbdata = status;
+}
+
+static void wait_flag(volatile int *flag) {
+    while (!*flag) usleep(1000); /* bounded by alarm() */
+}
+
+/* A fence through the server (a collecting one never takes the job's
+ * shared-memory barrier): the caller's requests sent before it, on the same
+ * socket, have reached the server once it completes. */
+static void server_fence(void) {
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    CHECK(PMIx_Fence(NULL, 0, &collect, 1), "Fence");
+}
+
+struct nb {
+    volatile int done;
+    pmix_status_t status;
+    int leader;
+    char members[128];
+};
+
+/* The membership in `results` as ranks ("1,2,3"), and whether they say
+ * that this process leads the group. */
+static void read_results(pmix_info_t *results, size_t n, char *members, size_t len, int *leader) {
+    members[0] = '\0';
+    *leader = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_LEADER))
+            *leader = PMIX_INFO_TRUE(&results[i]) ? 1 : 0;
+        if (!PMIX_CHECK_KEY(&results[i], PMIX_GROUP_MEMBERSHIP)) continue;
+        pmix_proc_t *p = (pmix_proc_t *)results[i].value.data.darray->array;
+        for (size_t k = 0; k < results[i].value.data.darray->size; ++k) {
+            char one[16];
+            snprintf(one, sizeof one, "%s%u", k ? "," : "", p[k].rank);
+            strncat(members, one, len - strlen(members) - 1);
+        }
+    }
+}
+
+static void construct_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                         pmix_release_cbfunc_t release_fn, void *release_cbdata) {
+    struct nb *r = cbdata;
+    read_results(info, ninfo, r->members, sizeof r->members, &r->leader);
+    r->status = status;
+    r->done = 1;
+    if (release_fn != NULL) release_fn(release_cbdata);
+}
+
+/* The construct over every rank, blocking or not, as leader or not. */
+static pmix_proc_t *procs;
+static pmix_info_t dirs[3];
+static size_t ndirs;
+
+static void directives(int leader) {
+    bool yes = true;
+    int timeout = 60;
+    ndirs = 0;
+    PMIX_INFO_LOAD(&dirs[ndirs++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    PMIX_INFO_LOAD(&dirs[ndirs++], PMIX_GROUP_NOTIFY_TERMINATION, &yes, PMIX_BOOL);
+    if (leader) PMIX_INFO_LOAD(&dirs[ndirs++], PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
+}
+
+static void construct_nb(struct nb *r) {
+    memset(r, 0, sizeof *r);
+    CHECK(PMIx_Group_construct_nb(GRP, procs, nprocs, dirs, ndirs, construct_cb, r),
+          "construct_nb");
+}
+
+static pmix_status_t construct_blocking(char *members, size_t len, int *leader) {
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc = PMIx_Group_construct(GRP, procs, nprocs, dirs, ndirs, &results, &nresults);
+    read_results(results, nresults, members, len, leader);
+    PMIX_INFO_FREE(results, nresults);
+    return rc;
+}
+
+/* The members but `gone`, as read_results() writes them. */
+static void members_but(pmix_rank_t gone, char *out, size_t len) {
+    out[0] = '\0';
+    for (uint32_t r = 0; r < nprocs; ++r) {
+        if (r == gone) continue;
+        char one[16];
+        snprintf(one, sizeof one, "%s%u", out[0] ? "," : "", r);
+        strncat(out, one, len - strlen(out) - 1);
+    }
+}
+
+static void mode_member_dies(int abort_it) {
+    const pmix_rank_t last = nprocs - 1;
+    char want[128], members[128] = "";
+    int leader = 0;
+    pmix_status_t rc;
+    struct nb r;
+    members_but(last, want, sizeof want);
+    directives(me.rank == 0);
+    if (me.rank == 0) construct_nb(&r);
+    server_fence(); /* rank 0's construct is in */
+    if (me.rank == last) raise(SIGKILL);
+    if (me.rank == 0) {
+        wait_flag(&r.done);
+        rc = r.status;
+        strcpy(members, r.members);
+        leader = r.leader;
+        if (!member_failed || failed_rank != last)
+            FAIL("the leader had no PMIX_GROUP_MEMBER_FAILED about rank %u", last);
+    } else {
+        rc = construct_blocking(members, sizeof members, &leader);
+    }
+    if (abort_it) {
+        if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("construct: %s", PMIx_Error_string(rc));
+        if (me.rank != 0) wait_flag(&aborted);
+        printf("group leader abort ok\n");
+        return;
+    }
+    if (rc != PMIX_ERR_PARTIAL_SUCCESS) FAIL("construct: %s", PMIx_Error_string(rc));
+    if (strcmp(members, want) != 0) FAIL("membership %s, not %s", members, want);
+    if (leader != (me.rank == 0)) FAIL("the results say leader=%d", leader);
+    /* Only the leader is told: the others' handlers ran for nothing. The
+     * event would have come before the construct's answer. */
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    if (me.rank != 0 && member_failed) FAIL("a non-leader got PMIX_GROUP_MEMBER_FAILED");
+    printf("group leader decides ok: %s\n", members);
+}
+
+static void mode_leader_dies(int volunteer) {
+    const pmix_rank_t expected = volunteer ? 2 : 1;
+    char want[128], members[128] = "";
+    int leader = 0;
+    struct nb r;
+    members_but(0, want, sizeof want);
+    directives(me.rank == 0);
+    if (me.rank == 0) construct_nb(&r);
+    server_fence(); /* rank 0's construct is in */
+    if (me.rank == 0) raise(SIGKILL);
+    /* The last rank constructs only once the new leader is known: the
+     * construct cannot complete before the leader's death. */
+    if (me.rank == nprocs - 1) wait_flag(&selected);
+    pmix_status_t rc = construct_blocking(members, sizeof members, &leader);
+    if (rc != PMIX_ERR_PARTIAL_SUCCESS) FAIL("construct: %s", PMIx_Error_string(rc));
+    if (!leader_failed) FAIL("no PMIX_GROUP_LEADER_FAILED");
+    wait_flag(&selected);
+    if (new_leader != expected) FAIL("PMIX_GROUP_LEADER_SELECTED names rank %u", new_leader);
+    if (strcmp(members, want) != 0) FAIL("membership %s, not %s", members, want);
+    if (leader != (me.rank == expected)) FAIL("the results say leader=%d", leader);
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("group new leader ok: rank %u leads %s\n", new_leader, members);
+}
+
+static void mode_abort_event(void) {
+    char members[128];
+    int leader = 0;
+    pmix_status_t rc;
+    struct nb r;
+    directives(me.rank == 0);
+    if (me.rank == 0) {
+        construct_nb(&r);
+        pmix_info_t info;
+        PMIX_INFO_LOAD(&info, PMIX_GROUP_ID, GRP, PMIX_STRING);
+        CHECK(PMIx_Notify_event(PMIX_GROUP_CONSTRUCT_ABORT, &me, PMIX_RANGE_NAMESPACE, &info, 1,
+                                NULL, NULL),
+              "Notify_event");
+        PMIX_INFO_DESTRUCT(&info);
+        wait_flag(&r.done);
+        rc = r.status;
+    } else if (me.rank == nprocs - 1) {
+        /* Only once the abort is out: the construct cannot have completed. */
+        wait_flag(&aborted);
+        rc = me.rank % 2 == 0 ? (construct_nb(&r), wait_flag(&r.done), r.status)
+                              : construct_blocking(members, sizeof members, &leader);
+    } else if (me.rank % 2 == 0) {
+        construct_nb(&r);
+        wait_flag(&r.done);
+        rc = r.status;
+    } else {
+        rc = construct_blocking(members, sizeof members, &leader);
+    }
+    if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("construct: %s", PMIx_Error_string(rc));
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+    printf("group abort event ok: %s\n", me.rank % 2 == 0 ? "nb" : "blocking");
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr,
+                "usage: group_leader_client member-dies|member-dies-abort|leader-dies|"
+                "leader-dies-default|abort-event\n");
+        return 2;
+    }
+    mode = argv[1];
+    alarm(60); /* every wait below is bounded */
+    CHECK(PMIx_Init(&me, NULL, 0), "PMIx_Init");
+    pmix_proc_t wild;
+    pmix_value_t *val = NULL;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val), "Get job size");
+    nprocs = val->data.uint32;
+    PMIX_VALUE_RELEASE(val);
+    procs = calloc(nprocs, sizeof(pmix_proc_t));
+    for (uint32_t r = 0; r < nprocs; ++r) PMIX_LOAD_PROCID(&procs[r], me.nspace, r);
+    pmix_status_t codes[] = {PMIX_GROUP_MEMBER_FAILED, PMIX_GROUP_LEADER_FAILED,
+                             PMIX_GROUP_LEADER_SELECTED, PMIX_GROUP_CONSTRUCT_ABORT};
+    volatile pmix_status_t reg = PMIX_ERR_TIMEOUT;
+    PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event,
+                                registered, (void *)&reg);
+    while (reg == PMIX_ERR_TIMEOUT) usleep(1000); /* bounded by alarm() */
+    CHECK(reg, "register");
+    /* Everyone is registered before anyone constructs. */
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+    if (strcmp(mode, "member-dies") == 0) {
+        mode_member_dies(0);
+    } else if (strcmp(mode, "member-dies-abort") == 0) {
+        mode_member_dies(1);
+    } else if (strcmp(mode, "leader-dies") == 0) {
+        mode_leader_dies(1);
+    } else if (strcmp(mode, "leader-dies-default") == 0) {
+        mode_leader_dies(0);
+    } else if (strcmp(mode, "abort-event") == 0) {
+        mode_abort_event();
+    } else {
+        FAIL("unknown mode %s", mode);
+    }
+    free(procs);
+    CHECK(PMIx_Finalize(NULL, 0), "PMIx_Finalize");
+    return 0;
+}
