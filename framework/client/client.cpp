@@ -539,19 +539,29 @@ void Client::fence_async(std::vector<pmix_proc_t> procs, bool collect, std::uint
         done(has_view() ? PMIX_SUCCESS : PMIX_ERR_INIT);
         return;
     }
+    // The caller's directives, and (a collecting fence, the job's data
+    // segment mapped) that the server may answer with data in the segment.
+    std::vector<pmix_info_t> directives;
+    if (info) directives.assign(info->data(), info->data() + info->size());
+    if (collect && fence_data_segment()) {
+        pmix_info_t reads{};
+        std::strncpy(reads.key, wire::PMIXPP_FENCE_DATA_KEY, PMIX_MAX_KEYLEN);
+        reads.value.type = PMIX_BOOL;
+        reads.value.data.flag = true;
+        directives.push_back(reads);
+    }
     auto body = BodyWriter()
                     .procs(procs.data(), procs.size())
                     .boolean(collect)
                     .u32(timeout_s)
-                    .infos(info ? info->data() : nullptr, info ? info->size() : 0)
+                    .infos(directives.data(), directives.size())
                     .take();
     // The server enforces the timeout too; bounded_request is the backstop.
     bounded_request(Command::fence, std::move(body), timeout_s,
                     [this, done = std::move(done)](pmix_status_t s, BodyReader &r) {
                         std::vector<std::uint8_t> stream;
-                        if (s == PMIX_SUCCESS && (!r.bytes(stream) || !r.finished()))
-                            s = PMIX_ERR_UNPACK_FAILURE;
-                        if (s == PMIX_SUCCESS) store_stream(stream);
+                        if (s == PMIX_SUCCESS && !r.bytes(stream)) s = PMIX_ERR_UNPACK_FAILURE;
+                        if (s == PMIX_SUCCESS) s = store_fence_data(stream, r);
                         done(s);
                     });
 }

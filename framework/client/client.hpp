@@ -173,6 +173,13 @@ class Client {
     void handle_group_ask(wire::Frame &frame);
     // The job's fence segment, mapped at first use (nullptr: none); forget it.
     std::shared_ptr<wire::ShmFence> fence_segment();
+    // The job's fence data segment (wire/shm_fence.hpp, ShmData), mapped
+    // with fence_segment(); nullptr: collecting fences' data comes through
+    // the socket.
+    std::shared_ptr<wire::ShmData> fence_data_segment();
+    // Progress thread: the records of a collecting fence's reply: `inline_stream`,
+    // or, when the reply names fence data in the segment, those.
+    pmix_status_t store_fence_data(std::vector<std::uint8_t> &inline_stream, wire::BodyReader &r);
     void drop_fence_segment();
     // Wake this process's callers sleeping in the barrier (they see lost_).
     void wake_fence_waiters();
@@ -181,8 +188,9 @@ class Client {
 
     std::mutex init_mutex_;
     std::mutex shm_mutex_;
-    std::shared_ptr<wire::ShmFence> shm_;  // under shm_mutex_
-    bool shm_probed_ = false;              // under shm_mutex_
+    std::shared_ptr<wire::ShmFence> shm_;      // under shm_mutex_
+    bool shm_probed_ = false;                  // under shm_mutex_
+    std::shared_ptr<wire::ShmData> shm_data_;  // under shm_mutex_
     // The client face's server connection is gone (set by on_close and a
     // failed adopt, cleared by finalize). Read outside the progress thread,
     // where channel_ may not be touched: PMIx_Commit fails with

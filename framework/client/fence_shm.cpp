@@ -26,7 +26,7 @@ std::shared_ptr<wire::ShmFence> Client::fence_segment() {
     }
     shm_probed_ = true;
     job.rank = PMIX_RANK_WILDCARD;
-    std::string name;
+    std::string name, data_name;
     auto st = store->read([&](const mca::gds::Module &m) {
         return m.fetch(job, wire::PMIXPP_FENCE_SHM_KEY, {}, [&](const pmix_value_t &v) {
             if (v.type == PMIX_STRING && v.data.string != nullptr) name = v.data.string;
@@ -38,8 +38,55 @@ std::shared_ptr<wire::ShmFence> Client::fence_segment() {
     if (!shm_) {
         // The server joins the barrier for this process's fences instead.
         mca::framework_logger("client")->info("client: fences go through the server: {}", error);
+        return shm_;
+    }
+    (void)store->read([&](const mca::gds::Module &m) {
+        return m.fetch(job, wire::PMIXPP_FENCE_DATA_KEY, {}, [&](const pmix_value_t &v) {
+            if (v.type == PMIX_STRING && v.data.string != nullptr) data_name = v.data.string;
+        });
+    });
+    if (!data_name.empty() && wire::ShmData::enabled()) {
+        shm_data_ = wire::ShmData::open(data_name, error);
+        if (!shm_data_) {
+            // The server sends this process its fences' data through the socket.
+            mca::framework_logger("client")->info("client: fence data comes through the server: {}",
+                                                  error);
+        }
     }
     return shm_;
+}
+
+std::shared_ptr<wire::ShmData> Client::fence_data_segment() {
+    if (!fence_segment()) return nullptr;
+    std::lock_guard lock(shm_mutex_);
+    return shm_data_;
+}
+
+pmix_status_t Client::store_fence_data(std::vector<std::uint8_t> &inline_stream,
+                                       wire::BodyReader &r) {
+    // On the gds logger (gds_base_verbose 5): where the datastore's peer data came from.
+    auto log = mca::framework_logger("gds");
+    if (r.finished()) {
+        log->debug("client: fence data: {} bytes through the socket", inline_stream.size());
+        store_stream(inline_stream);
+        return PMIX_SUCCESS;
+    }
+    std::uint64_t seq = 0, length = 0;
+    if (!r.u64(seq) || !r.u64(length) || !r.finished()) return PMIX_ERR_UNPACK_FAILURE;
+    auto data = fence_data_segment();
+    std::string error;
+    std::span<const std::uint8_t> records;
+    if (data) records = data->read(seq, length, error);
+    if (!data || records.size() != length) {
+        // The server answers in the segment only those that said they map it.
+        log->error("client: fence data {} not readable in the job's segment: {}", seq,
+                   data ? error : "not mapped");
+        return PMIX_ERR_UNPACK_FAILURE;
+    }
+    log->debug("client: fence data: {} bytes read in the job's segment", length);
+    store_stream(records);
+    data->consumed(self().rank, seq);
+    return PMIX_SUCCESS;
 }
 
 void Client::wake_fence_waiters() {
@@ -50,6 +97,7 @@ void Client::wake_fence_waiters() {
 void Client::drop_fence_segment() {
     std::lock_guard lock(shm_mutex_);
     shm_.reset();
+    shm_data_.reset();
     shm_probed_ = false;
     lost_ = false;
 }

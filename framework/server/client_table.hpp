@@ -101,6 +101,9 @@ struct JobRecord {
     // (wire/shm_fence.hpp), and the socket fences the server joined it for.
     std::shared_ptr<wire::ShmFence> fence_shm;
     bool fence_shm_given = false;  // chowned to the job's user (root server)
+    // Its collecting fences' data, written once for every client that maps
+    // it (wire/shm_fence.hpp, ShmData); created and given away with fence_shm.
+    std::shared_ptr<wire::ShmData> fence_data;
     struct ShmWaiter {
         std::uint32_t gen = 0;
         ProcKey proc;

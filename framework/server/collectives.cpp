@@ -64,7 +64,8 @@ void Collectives::client_registered(JobRecord &job, uid_t uid, gid_t gid) {
         // who may map the segment; a client of another user cannot, and its
         // fences go through the socket (the server joins the barrier for it).
         std::string error;
-        if (job.fence_shm->give_to(uid, gid, error)) {
+        if (job.fence_shm->give_to(uid, gid, error) &&
+            (!job.fence_data || job.fence_data->give_to(uid, gid, error))) {
             job.fence_shm_given = true;
         } else {
             log()->warn("server: fence segment of {}: {}", job.nspace, error);
@@ -101,6 +102,9 @@ void Collectives::clear() {
 void Collectives::client_departed(const ProcKey &key, Departure why) {
     // A finalized client that contributed to a collective still counts in it.
     fail_fences_of(key, why != Departure::finalized);
+    if (JobRecord *job = find_job(key.first); job != nullptr && job->fence_data) {
+        job->fence_data->release(key.second);  // it will not read what it was given
+    }
     break_shm_fence(key.first, PMIX_ERR_LOST_CONNECTION);
     if (why == Departure::deregistered) connected_.erase(key);
 }
@@ -159,8 +163,10 @@ void Collectives::handle_fence(Channel &ch, Frame &frame, ClientRecord *client) 
         !ft && job != nullptr && join_shm_fence(*job, me, procs, collect, timeout, reply)) {
         return;
     }
+    const bool reads_shm = find_info(info.span(), wire::PMIXPP_FENCE_DATA_KEY) != nullptr;
     if (FenceTracker *t = join_collective(Collective::fence, std::move(procs), me, reply, timeout,
                                           collect, nullptr, {}, ft)) {
+        if (reads_shm) t->shm_readers.insert(me);
         check_fence(t->id);
     }
 }
@@ -358,8 +364,11 @@ void Collectives::complete_fence(std::uint64_t id, pmix_status_t status,
     // Each receiver gets the local participants' data it does not hold yet
     // (what they committed since it last received theirs: README "Fence"),
     // then the host's records: what a job committed long ago is not sent
-    // again at every fence.
+    // again at every fence. Those that map the job's data segment read one
+    // copy there (answer_in_shm); the others get theirs through the socket.
+    const std::set<ProcKey> in_shm = answer_in_shm(t, stream);
     for (const auto &[k, reply] : t.contributed) {
+        if (in_shm.count(k) != 0) continue;
         ClientRecord *receiver = find_client(k);
         std::vector<std::uint8_t> data;
         for (const auto &p : t.expected_local) {
@@ -376,6 +385,66 @@ void Collectives::complete_fence(std::uint64_t id, pmix_status_t status,
         data.insert(data.end(), stream.begin(), stream.end());
         send_reply(reply, BodyWriter().i32(status).bytes(data).take());
     }
+}
+
+std::set<ProcKey> Collectives::answer_in_shm(FenceTracker &t,
+                                             const std::vector<std::uint8_t> &host_records) {
+    if (t.shm_readers.empty() || t.procs.size() != 1 || t.procs[0].rank != PMIX_RANK_WILDCARD) {
+        return {};
+    }
+    JobRecord *job = find_job(key_of(t.procs[0]).first);
+    if (job == nullptr || !job->fence_data) return {};
+    std::vector<std::pair<ProcKey, ClientRecord *>> readers;
+    for (const auto &k : t.shm_readers) {
+        ClientRecord *c = find_client(k);
+        if (c == nullptr || !c->running() || k.first != job->nspace ||
+            k.second >= job->fence_data->nprocs() || t.contributed.count(k) == 0) {
+            continue;
+        }
+        readers.emplace_back(k, c);
+    }
+    // A reader has not read the data written before (several PMIx_Fence_nb
+    // in flight): this fence's goes through the sockets.
+    if (readers.empty() || !job->fence_data->idle()) return {};
+    // One stream for every reader: each participant's changes since the
+    // reader that holds the least of them last got them (a receiver merges
+    // changes it already holds again, in order: the same values).
+    std::vector<std::uint8_t> data;
+    for (const auto &p : t.expected_local) {
+        ClientRecord *c = find_client(p);
+        if (c == nullptr || !c->committed) continue;
+        std::uint64_t least = c->commit_seq;
+        for (const auto &[k, r] : readers) {
+            if (k == p) continue;
+            auto it = r->seen.find(p);
+            least = std::min(least, it == r->seen.end() ? 0 : it->second);
+        }
+        Modex::append_changes(data, *c, least);
+    }
+    data.insert(data.end(), host_records.begin(), host_records.end());
+    std::uint64_t seq = 0;
+    std::string error;
+    if (!job->fence_data->write(data, seq, error)) {
+        log()->warn("server: fence data of {} through the sockets: {}", job->nspace, error);
+        return {};
+    }
+    std::set<ProcKey> answered;
+    const auto body = BodyWriter()
+                          .i32(PMIX_SUCCESS)
+                          .bytes(std::vector<std::uint8_t>{})
+                          .u64(seq)
+                          .u64(data.size())
+                          .take();
+    for (const auto &[k, r] : readers) {
+        for (const auto &p : t.expected_local) {
+            ClientRecord *c = find_client(p);
+            if (p != k && c != nullptr && c->committed) r->seen[p] = c->commit_seq;
+        }
+        job->fence_data->given(k.second, seq);
+        send_reply(t.contributed.at(k), body);
+        answered.insert(k);
+    }
+    return answered;
 }
 
 void Collectives::fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed) {
@@ -423,18 +492,29 @@ void Collectives::offer_shm_fence(JobRecord &job) {
         log()->warn("server: no shared-memory fence for {}: {}", job.nspace, error);
         return;
     }
-    pmix_info_t entry{};
-    std::strncpy(entry.key, wire::PMIXPP_FENCE_SHM_KEY, PMIX_MAX_KEYLEN);
-    entry.value.type = PMIX_STRING;
-    entry.value.data.string = const_cast<char *>(seg->name().c_str());
+    std::unique_ptr<wire::ShmData> data;
+    if (wire::ShmData::enabled()) {
+        data = wire::ShmData::create(job.job_size, error);
+        if (!data) log()->warn("server: no fence data segment for {}: {}", job.nspace, error);
+    }
+    pmix_info_t entries[2]{};
+    std::strncpy(entries[0].key, wire::PMIXPP_FENCE_SHM_KEY, PMIX_MAX_KEYLEN);
+    entries[0].value.type = PMIX_STRING;
+    entries[0].value.data.string = const_cast<char *>(seg->name().c_str());
+    if (data) {
+        std::strncpy(entries[1].key, wire::PMIXPP_FENCE_DATA_KEY, PMIX_MAX_KEYLEN);
+        entries[1].value.type = PMIX_STRING;
+        entries[1].value.data.string = const_cast<char *>(data->name().c_str());
+    }
     auto st = store_->write([&](mca::gds::Module &m) {
-        return m.register_job(job.nspace, std::span<const pmix_info_t>(&entry, 1));
+        return m.register_job(job.nspace, std::span<const pmix_info_t>(entries, data ? 2 : 1));
     });
     if (!st.ok()) {
         log()->warn("server: no shared-memory fence for {}: {}", job.nspace, st.message());
         return;
     }
     job.fence_shm = std::move(seg);
+    job.fence_data = std::move(data);
 }
 
 bool Collectives::join_shm_fence(JobRecord &job, const ProcKey &me,

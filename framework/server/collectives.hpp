@@ -64,6 +64,9 @@ struct FenceTracker {
     std::uint32_t timeout_s = 0;
     std::uint64_t timer = 0;
     std::shared_ptr<CollectiveHooks> hooks;  // custom
+    // Contributors that map their job's fence data segment (they asked with
+    // wire::PMIXPP_FENCE_DATA_KEY): a collecting fence may answer them there.
+    std::set<ProcKey> shm_readers;
 };
 
 // The narrow interface other services (groups) build their collectives on:
@@ -153,6 +156,10 @@ class Collectives final : public DepartureListener, public CollectiveTracker {
     // `nspace` (fail_fences_naming): they can no longer complete.
     void fail_fences_of(const ProcKey &gone, bool contributed_too);
     void fail_fences_naming(const std::string &nspace);
+    // The readers of t's job's data segment answered there (returns them),
+    // when it has some and the segment is free: collecting fences over a
+    // whole job (README "Fence data in shared memory").
+    std::set<ProcKey> answer_in_shm(FenceTracker &t, const std::vector<std::uint8_t> &host_records);
     void fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed);
     // Shared-memory fences (wire/shm_fence.hpp): join the job's barrier for
     // a socket fence if it qualifies (true: handled), answer the joined

@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstring>
 #include <ctime>
+#include <algorithm>
 #include <string_view>
 
 #include "pmixpp/mca/parameters.hpp"
@@ -44,6 +45,14 @@ constexpr std::uint64_t make_state(std::uint32_t gen, std::uint32_t proxied,
 
 std::string errno_text(const char *what) {
     return std::string(what) + ": " + std::strerror(errno);
+}
+
+// "/pmixpp.fence.<pid>.<n>": what remove_stale() recognises (fence and data
+// segments alike).
+std::string next_segment_name() {
+    static std::atomic<unsigned> counter{0};
+    return "/pmixpp.fence." + std::to_string(::getpid()) + "." +
+           std::to_string(counter.fetch_add(1));
 }
 
 }  // namespace
@@ -137,9 +146,7 @@ std::unique_ptr<ShmFence> ShmFence::create(std::uint32_t nprocs, std::string &er
         return nullptr;
     }
     remove_stale();
-    static std::atomic<unsigned> counter{0};
-    const std::string name =
-        "/pmixpp.fence." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+    const std::string name = next_segment_name();
     const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0) {
         error = errno_text(("shm_open " + name).c_str());
@@ -314,6 +321,229 @@ void ShmFence::count_commit(std::uint32_t rank) const {
 
 std::uint64_t ShmFence::commits(std::uint32_t rank) const {
     return rank < nprocs() ? at(commit_slot(rank)).load() : 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ShmData
+
+namespace {
+
+constexpr std::uint32_t kDataMagic = 0x50584644;  // "PXFD"
+enum : int { kGiven = 0, kConsumed = 1 };
+
+std::size_t page_round(std::size_t n) {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    return (n + page - 1) / page * page;
+}
+
+}  // namespace
+
+struct ShmData::Layout {
+    std::uint32_t magic;
+    std::uint32_t nprocs;
+    alignas(8) std::uint64_t seq;       // the data written last (0: none)
+    std::uint64_t length;               // its bytes
+    alignas(8) std::uint64_t slots[2];  // per rank: given, consumed
+
+    static std::size_t data_offset(std::uint32_t nprocs) {
+        const std::size_t end = offsetof(Layout, slots) + 2 * sizeof(std::uint64_t) * nprocs;
+        return (end + 63) / 64 * 64;
+    }
+};
+
+bool ShmData::enabled() {
+    static const bool on = [] {
+        mca::ParamSpec spec;
+        spec.name = "wire_base_fence_shm_data";
+        spec.framework = "wire";
+        spec.component = "base";
+        spec.type = mca::ParamType::boolean;
+        spec.description =
+            "The data of a collecting fence over a whole job that runs on this node is written "
+            "once into a shared-memory segment that every client reads in place (server: offer "
+            "the segment; client: map it). 0: each client receives its own copy through its "
+            "socket";
+        spec.default_value = "1";
+        auto result = mca::ParameterRegistry::process_wide().register_param(spec);
+        return !result || result.value().int_value != 0;
+    }();
+    return on;
+}
+
+ShmData::ShmData(std::string name, int fd, void *base, std::size_t size, bool owner)
+    : name_(std::move(name)), fd_(fd), base_(base), size_(size), owner_(owner) {}
+
+ShmData::~ShmData() {
+    if (base_ != nullptr) ::munmap(base_, size_);
+    if (fd_ >= 0) ::close(fd_);
+    if (owner_) ::shm_unlink(name_.c_str());
+}
+
+ShmData::Layout &ShmData::layout() const {
+    return *static_cast<Layout *>(base_);
+}
+
+std::uint32_t ShmData::nprocs() const noexcept {
+    return static_cast<const Layout *>(base_)->nprocs;
+}
+
+std::uint64_t &ShmData::slot(std::uint32_t rank, int which) const {
+    auto *first =
+        reinterpret_cast<std::uint64_t *>(static_cast<char *>(base_) + offsetof(Layout, slots));
+    return first[2 * static_cast<std::size_t>(rank) + static_cast<std::size_t>(which)];
+}
+
+std::unique_ptr<ShmData> ShmData::create(std::uint32_t nprocs, std::string &error) {
+    if (nprocs == 0 || nprocs > kMaxProcs) {
+        error = "unsupported number of processes " + std::to_string(nprocs);
+        return nullptr;
+    }
+    const std::string name = next_segment_name();
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        error = errno_text(("shm_open " + name).c_str());
+        return nullptr;
+    }
+    const std::size_t size = page_round(Layout::data_offset(nprocs));
+    void *base = MAP_FAILED;
+    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        error = errno_text("ftruncate");
+    } else {
+        base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (base == MAP_FAILED) error = errno_text("mmap");
+    }
+    if (base == MAP_FAILED) {
+        ::close(fd);
+        ::shm_unlink(name.c_str());
+        return nullptr;
+    }
+    auto *l = static_cast<Layout *>(base);  // zero-filled by ftruncate
+    l->nprocs = nprocs;
+    at(l->magic).store(kDataMagic, std::memory_order_release);
+    return std::unique_ptr<ShmData>(new ShmData(name, fd, base, size, true));
+}
+
+std::unique_ptr<ShmData> ShmData::open(const std::string &name, std::string &error) {
+    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        error = errno_text(("shm_open " + name).c_str());
+        return nullptr;
+    }
+    struct stat st {};
+    void *base = MAP_FAILED;
+    std::size_t size = 0;
+    if (::fstat(fd, &st) != 0) {
+        error = errno_text("fstat");
+    } else if (static_cast<std::size_t>(st.st_size) < Layout::data_offset(1)) {
+        error = "segment " + name + " is too small";
+    } else {
+        size = static_cast<std::size_t>(st.st_size);
+        base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (base == MAP_FAILED) error = errno_text("mmap");
+    }
+    if (base == MAP_FAILED) {
+        ::close(fd);
+        return nullptr;
+    }
+    auto *l = static_cast<Layout *>(base);
+    if (at(l->magic).load(std::memory_order_acquire) != kDataMagic || l->nprocs == 0 ||
+        l->nprocs > kMaxProcs || Layout::data_offset(l->nprocs) > size) {
+        error = "segment " + name + " is not a pmixpp fence data segment";
+        ::munmap(base, size);
+        ::close(fd);
+        return nullptr;
+    }
+    return std::unique_ptr<ShmData>(new ShmData(name, fd, base, size, false));
+}
+
+bool ShmData::give_to(unsigned uid, unsigned gid, std::string &error) {
+    if (::fchown(fd_, uid, gid) == 0) return true;
+    error = errno_text("fchown");
+    return false;
+}
+
+bool ShmData::idle() const {
+    for (std::uint32_t r = 0; r < nprocs(); ++r) {
+        if (at(slot(r, kConsumed)).load() < at(slot(r, kGiven)).load()) return false;
+    }
+    return true;
+}
+
+bool ShmData::map_at_least(std::size_t size, std::string &error) {
+    if (size <= size_) return true;
+    void *base = ::mremap(base_, size_, size, MREMAP_MAYMOVE);
+    if (base == MAP_FAILED) {
+        error = errno_text("mremap");
+        return false;
+    }
+    base_ = base;
+    size_ = size;
+    return true;
+}
+
+bool ShmData::write(std::span<const std::uint8_t> data, std::uint64_t &seq, std::string &error) {
+    const std::size_t offset = Layout::data_offset(nprocs());
+    const std::size_t need = offset + data.size();
+    if (need > size_) {
+        const std::size_t grown = page_round(std::max(need, 2 * size_));
+        // Reserve the pages now: on a full /dev/shm this fails here rather
+        // than with a SIGBUS in whoever touches the page first.
+        if (::ftruncate(fd_, static_cast<off_t>(grown)) != 0) {
+            error = errno_text("ftruncate");
+            return false;
+        }
+        if (const int rc = ::posix_fallocate(fd_, static_cast<off_t>(size_),
+                                             static_cast<off_t>(grown - size_));
+            rc != 0) {
+            error = std::string("posix_fallocate: ") + std::strerror(rc);
+            (void)::ftruncate(fd_, static_cast<off_t>(size_));
+            return false;
+        }
+        if (!map_at_least(grown, error)) return false;
+    }
+    if (!data.empty()) std::memcpy(static_cast<char *>(base_) + offset, data.data(), data.size());
+    Layout &l = layout();
+    at(l.length).store(data.size());
+    seq = at(l.seq).load() + 1;
+    at(l.seq).store(seq, std::memory_order_release);
+    bytes_written_ += data.size();
+    return true;
+}
+
+void ShmData::given(std::uint32_t rank, std::uint64_t seq) const {
+    if (rank < nprocs()) at(slot(rank, kGiven)).store(seq);
+}
+
+void ShmData::release(std::uint32_t rank) const {
+    if (rank < nprocs()) at(slot(rank, kConsumed)).store(at(slot(rank, kGiven)).load());
+}
+
+std::span<const std::uint8_t> ShmData::read(std::uint64_t seq, std::uint64_t length,
+                                            std::string &error) {
+    const std::size_t offset = Layout::data_offset(nprocs());
+    if (at(layout().seq).load(std::memory_order_acquire) != seq ||
+        at(layout().length).load() != length) {
+        error = "fence data " + std::to_string(seq) + " is not in the segment";
+        return {};
+    }
+    const std::size_t need = offset + length;
+    if (need > size_) {
+        struct stat st {};
+        if (::fstat(fd_, &st) != 0) {
+            error = errno_text("fstat");
+            return {};
+        }
+        if (static_cast<std::size_t>(st.st_size) < need) {
+            error = "fence data " + std::to_string(seq) + " runs past the segment";
+            return {};
+        }
+        if (!map_at_least(static_cast<std::size_t>(st.st_size), error)) return {};
+    }
+    return {static_cast<const std::uint8_t *>(base_) + offset, static_cast<std::size_t>(length)};
+}
+
+void ShmData::consumed(std::uint32_t rank, std::uint64_t seq) const {
+    if (rank < nprocs()) at(slot(rank, kConsumed)).store(seq);
 }
 
 }  // namespace pmixpp::wire

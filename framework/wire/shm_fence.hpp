@@ -37,6 +37,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 
 namespace pmixpp::wire {
@@ -116,6 +117,75 @@ class ShmFence {
     void *base_ = nullptr;
     std::size_t size_ = 0;
     bool owner_ = false;
+};
+
+// The job's fence data segment: one copy of what a collecting fence over
+// the whole job gathered, which every local client reads in place instead of
+// receiving its own copy through its socket (server/README.md, "Fence data
+// in shared memory"). Created beside the job's ShmFence, named by the
+// job-level key PMIXPP_FENCE_DATA_KEY, removed with it.
+//
+// The server writes a fence's record stream (wire::append_record) at the
+// data offset and numbers it (seq); each client whose fence request said it
+// maps the segment gets (seq, length) in its reply instead of the records,
+// reads them, and marks seq consumed in its rank's slot. The server writes
+// again only once every rank it gave data to has consumed it (idle()); until
+// then (several PMIx_Fence_nb in flight) a fence's data goes through the
+// sockets. The segment grows (ftruncate + fallocate, so that a full
+// /dev/shm is an error here, never a SIGBUS in a reader) and clients map the
+// new size when a reply names data beyond their mapping.
+//
+// Threads: the server's calls on its progress thread; a client's on its own.
+inline constexpr const char *PMIXPP_FENCE_DATA_KEY = "pmixpp.fence.data";
+
+class ShmData {
+  public:
+    // Whether collecting fences use data segments (MCA parameter
+    // wire_base_fence_shm_data, default on): a server with it off creates
+    // none; a client with it off never maps one (its data comes through its
+    // socket).
+    static bool enabled();
+    static std::unique_ptr<ShmData> create(std::uint32_t nprocs, std::string &error);
+    static std::unique_ptr<ShmData> open(const std::string &name, std::string &error);
+    ~ShmData();
+    ShmData(const ShmData &) = delete;
+    ShmData &operator=(const ShmData &) = delete;
+
+    const std::string &name() const noexcept { return name_; }
+    std::uint32_t nprocs() const noexcept;
+    bool give_to(unsigned uid, unsigned gid, std::string &error);
+
+    // Server: whether every rank has consumed the data it was given.
+    bool idle() const;
+    // Server: write `data` as the next fence's data; its seq in `seq`. False
+    // (error set, nothing changed) when the segment cannot grow to hold it.
+    bool write(std::span<const std::uint8_t> data, std::uint64_t &seq, std::string &error);
+    // Server: `rank` was told to read data `seq`.
+    void given(std::uint32_t rank, std::uint64_t seq) const;
+    // Server: `rank` departed; what it was given counts as consumed.
+    void release(std::uint32_t rank) const;
+    // Bytes written by write() over the segment's life (tests, docs).
+    std::uint64_t bytes_written() const noexcept { return bytes_written_; }
+
+    // Client: the `length` bytes of fence data `seq` (mapping the segment's
+    // new size if it grew); empty with `error` set when they are not there.
+    std::span<const std::uint8_t> read(std::uint64_t seq, std::uint64_t length, std::string &error);
+    // Client: `rank` has read data `seq`.
+    void consumed(std::uint32_t rank, std::uint64_t seq) const;
+
+  private:
+    struct Layout;
+    ShmData(std::string name, int fd, void *base, std::size_t size, bool owner);
+    Layout &layout() const;
+    std::uint64_t &slot(std::uint32_t rank, int which) const;
+    bool map_at_least(std::size_t size, std::string &error);
+
+    std::string name_;
+    int fd_ = -1;
+    void *base_ = nullptr;
+    std::size_t size_ = 0;
+    bool owner_ = false;
+    std::uint64_t bytes_written_ = 0;
 };
 
 }  // namespace pmixpp::wire
