@@ -169,7 +169,12 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
             done->complete(st);
         }
     };
-    const bool posted = ProgressEngine::instance().post([ev, as_client, report] {
+    // A client's event goes to the server from this thread when its
+    // connection is idle: one wake-up (the progress thread's) less before the
+    // server has it (docs/events.md, "Latency").
+    const bool direct = as_client && ev->range != PMIX_RANGE_PROC_LOCAL &&
+                        Client::instance().notify_event_direct(*ev, report);
+    const bool posted = direct || ProgressEngine::instance().post([ev, as_client, report] {
         if (ev->range == PMIX_RANGE_PROC_LOCAL) {
             // Other threads of this process only: never leaves it.
             ProcessEvents::instance().deliver(ev);

@@ -296,22 +296,30 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
 void Client::adopt(Handshaken &&connected, std::shared_ptr<ptl_base::Transports> transports,
                    const char *who) {
     auto handover = std::make_shared<Handshaken>(std::move(connected));
-    ProgressEngine::instance().post([this, transports = std::move(transports), handover, who] {
-        transports_ = transports;
-        finalizing_ = false;
-        server_ = handover->server;
-        channel_ = Channel::open(
-            std::move(handover->connection),
-            [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
-            [this](Channel &c, const std::string &why) { on_close(c, why); });
-        if (!channel_) {
-            log()->error("{}: cannot watch the connection to {}", who, handover->uri);
-            lost_ = true;
-            raise_lost_connection(server_);
-            return;
-        }
-        for (auto &f : handover->early) on_frame(*channel_, std::move(f));
-    });
+    // A client's requests may be written from the caller's thread
+    // (notify_event_direct); a tool's connection changes with the server it talks to.
+    const bool client_role = std::strcmp(who, "PMIx_Init") == 0;
+    ProgressEngine::instance().post(
+        [this, transports = std::move(transports), handover, who, client_role] {
+            transports_ = transports;
+            finalizing_ = false;
+            server_ = handover->server;
+            channel_ = Channel::open(
+                std::move(handover->connection),
+                [this](Channel &c, Frame &&f) { on_frame(c, std::move(f)); },
+                [this](Channel &c, const std::string &why) { on_close(c, why); });
+            if (!channel_) {
+                log()->error("{}: cannot watch the connection to {}", who, handover->uri);
+                lost_ = true;
+                raise_lost_connection(server_);
+                return;
+            }
+            if (client_role) {
+                std::lock_guard lock(direct_mutex_);
+                direct_channel_ = channel_;
+            }
+            for (auto &f : handover->early) on_frame(*channel_, std::move(f));
+        });
 }
 
 pmix_status_t Client::finalize(std::span<const pmix_info_t> info) {
@@ -332,6 +340,7 @@ pmix_status_t Client::finalize(std::span<const pmix_info_t> info) {
     });
     done->wait(connect_timeout() * 3);
     engine.run_sync([&] {
+        fail_direct(nullptr);
         if (channel_) channel_->close("finalized");
         channel_.reset();
         auto others = std::move(others_);
@@ -373,21 +382,44 @@ void Client::on_frame(Channel &, Frame &&frame) {
         (this->*(it->second))(frame);
         return;
     }
-    auto it = pending_.find(frame.tag);
-    if (it == pending_.end()) {
+    ReplyHandler handler;
+    if (auto it = pending_.find(frame.tag); it != pending_.end()) {
+        handler = std::move(it->second);
+        pending_.erase(it);
+        pending_on_.erase(frame.tag);
+    } else {
+        std::lock_guard lock(direct_mutex_);
+        if (auto d = direct_pending_.find(frame.tag); d != direct_pending_.end()) {
+            handler = std::move(d->second);
+            direct_pending_.erase(d);
+        }
+    }
+    if (!handler) {
         log()->warn("client: reply with unknown tag {} (command {})", frame.tag, frame.command);
         return;
     }
-    ReplyHandler handler = std::move(it->second);
-    pending_.erase(it);
-    pending_on_.erase(frame.tag);
     BodyReader r(frame.body);
     std::int32_t status = PMIX_ERR_UNPACK_FAILURE;
     if (!r.i32(status)) status = PMIX_ERR_UNPACK_FAILURE;
     handler(status, r);
 }
 
+void Client::fail_direct(const Channel *ch) {
+    std::map<std::uint32_t, ReplyHandler> failed;
+    {
+        std::lock_guard lock(direct_mutex_);
+        if (ch != nullptr && direct_channel_.get() != ch) return;
+        direct_channel_.reset();
+        failed.swap(direct_pending_);
+    }
+    for (auto &[tag, handler] : failed) {
+        BodyReader empty({});
+        handler(PMIX_ERR_LOST_CONNECTION, empty);
+    }
+}
+
 void Client::on_close(Channel &ch, const std::string &reason) {
+    fail_direct(&ch);
     // Requests sent on it fail, whichever server it was.
     std::vector<ReplyHandler> failed;
     for (auto it = pending_on_.begin(); it != pending_on_.end();) {

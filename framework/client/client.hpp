@@ -137,6 +137,11 @@ class Client {
                          std::function<void(pmix_status_t)> done);
     void deregister_events(std::size_t id, std::function<void(pmix_status_t)> done);
     void notify_event(const events::Event &ev, std::function<void(pmix_status_t)> done);
+    // Any thread: the same, written to the server from the caller's thread
+    // (a client's connection with nothing queued on it), so that the event
+    // does not wait for the progress thread to wake. False when it was not
+    // sent (done is not called): the caller posts notify_event instead.
+    bool notify_event_direct(const events::Event &ev, std::function<void(pmix_status_t)> done);
     // Progress thread: IO forwarding (iof.cpp, docs/iof.md). iof_pull asks the
     // server for the output of `procs` on `channels`; on success `cbfunc`
     // (nullptr: write to our own stdout/stderr) is kept under a new reference
@@ -212,8 +217,17 @@ class Client {
     std::map<std::uint32_t, wire::Channel *> pending_on_;  // the channel each was sent on
     // A tool's other servers (not the current one: channel_/server_).
     std::vector<std::pair<pmix_proc_t, std::shared_ptr<wire::Channel>>> others_;
-    std::uint32_t next_tag_ = 1;
+    std::atomic<std::uint32_t> next_tag_{1};  // any thread (notify_event_direct)
     bool finalizing_ = false;
+    // A client's connection to its server, for requests written from the
+    // caller's thread (notify_event_direct), and their reply handlers until
+    // on_frame takes them. Set by adopt (a client's init, not a tool's),
+    // cleared by on_close and finalize.
+    std::mutex direct_mutex_;
+    std::shared_ptr<wire::Channel> direct_channel_;         // under direct_mutex_
+    std::map<std::uint32_t, ReplyHandler> direct_pending_;  // under direct_mutex_
+    // Fails the direct requests sent on `ch` (all if null); progress thread.
+    void fail_direct(const wire::Channel *ch);
     pmix_proc_t server_{};
     // monitor.cpp: heartbeat_wanted from the server.
     void handle_heartbeat_wanted(wire::Frame &frame);

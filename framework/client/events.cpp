@@ -43,6 +43,20 @@ void Client::notify_event(const events::Event &ev, std::function<void(pmix_statu
             [done = std::move(done)](pmix_status_t s, BodyReader &) { done(s); });
 }
 
+bool Client::notify_event_direct(const events::Event &ev, std::function<void(pmix_status_t)> done) {
+    std::lock_guard lock(direct_mutex_);
+    if (!direct_channel_) return false;
+    const std::uint32_t tag = next_tag_++;
+    // Registered before the write: the reply may come at once.
+    direct_pending_[tag] = [done](pmix_status_t s, BodyReader &) { done(s); };
+    if (!direct_channel_->send_from_any_thread(static_cast<std::uint16_t>(Command::notify), tag,
+                                               ev.encode())) {
+        direct_pending_.erase(tag);
+        return false;
+    }
+    return true;
+}
+
 void Client::handle_event(wire::Frame &frame) {
     BodyReader r(frame.body);
     bool targeted = false;

@@ -32,7 +32,9 @@ Channel::~Channel() {
 
 bool Channel::send(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
                    std::span<const std::uint8_t> body) {
+    std::lock_guard lock(write_mutex_);
     if (bev_ == nullptr || closing_after_flush_) return false;
+    queue_spill();
     std::uint8_t header[kFrameHeaderSize];
     std::vector<std::uint8_t> packed;
     std::span<const std::uint8_t> payload;
@@ -56,8 +58,51 @@ bool Channel::send(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
         return false;
     }
     const std::size_t body_sent = sent > kFrameHeaderSize ? sent - kFrameHeaderSize : 0;
-    return body_sent == payload.size() ||
-           bufferevent_write(bev_, payload.data() + body_sent, payload.size() - body_sent) == 0;
+    const bool ok =
+        body_sent == payload.size() ||
+        bufferevent_write(bev_, payload.data() + body_sent, payload.size() - body_sent) == 0;
+    queued_ = evbuffer_get_length(bufferevent_get_output(bev_)) > 0;
+    return ok;
+}
+
+bool Channel::send_from_any_thread(std::uint16_t command, std::uint32_t tag,
+                                   std::span<const std::uint8_t> body) {
+    std::lock_guard lock(write_mutex_);
+    // queued_ is cleared only once the progress thread has written out the
+    // whole output buffer (on_write), so a direct write never overtakes it.
+    if (bev_ == nullptr || closing_after_flush_ || queued_ || !spill_.empty()) return false;
+    std::uint8_t header[kFrameHeaderSize];
+    std::vector<std::uint8_t> packed;
+    std::span<const std::uint8_t> payload;
+    std::string reason;
+    if (!prepare_frame(command, tag, 0, body, FrameLimits::process_wide(), placement_, header,
+                       packed, payload, reason)) {
+        return false;
+    }
+    const std::size_t sent = write_now(header, payload);
+    if (sent == 0) return false;
+    const std::size_t total = kFrameHeaderSize + payload.size();
+    if (sent == total) return true;
+    // The socket took part of it: the rest goes out through the loop before
+    // anything else (send() queues spill_ first).
+    if (sent < kFrameHeaderSize) spill_.assign(header + sent, header + kFrameHeaderSize);
+    const std::size_t body_sent = sent > kFrameHeaderSize ? sent - kFrameHeaderSize : 0;
+    spill_.insert(spill_.end(), payload.begin() + static_cast<std::ptrdiff_t>(body_sent),
+                  payload.end());
+    runtime::ProgressEngine::instance().post([self = shared_from_this()] {
+        std::lock_guard relock(self->write_mutex_);
+        self->queue_spill();
+    });
+    return true;
+}
+
+void Channel::queue_spill() {
+    if (spill_.empty() || bev_ == nullptr) return;
+    // On failure (no memory) the stream is broken either way: closing is
+    // the progress thread's, on the next event.
+    bufferevent_write(bev_, spill_.data(), spill_.size());
+    spill_.clear();
+    queued_ = true;
 }
 
 std::size_t Channel::write_now(const std::uint8_t *header, std::span<const std::uint8_t> payload) {
@@ -77,10 +122,14 @@ std::size_t Channel::write_now(const std::uint8_t *header, std::span<const std::
 }
 
 void Channel::close(const std::string &reason, CloseCause cause) {
-    if (bev_ == nullptr) return;
-    cause_ = cause;
-    bufferevent_free(bev_);
-    bev_ = nullptr;
+    {
+        std::lock_guard lock(write_mutex_);
+        if (bev_ == nullptr) return;
+        cause_ = cause;
+        bufferevent_free(bev_);
+        bev_ = nullptr;
+        spill_.clear();
+    }
     // The owner may drop its last reference in the handler: keep us alive
     // until it returns.
     auto self = shared_from_this();
@@ -95,8 +144,11 @@ void Channel::close(const std::string &reason, CloseCause cause) {
 }
 
 void Channel::close_after_flush(const std::string &reason, CloseCause cause) {
+    std::unique_lock lock(write_mutex_);
     if (bev_ == nullptr) return;
+    queue_spill();
     if (evbuffer_get_length(bufferevent_get_output(bev_)) == 0) {
+        lock.unlock();
         close(reason, cause);
         return;
     }
@@ -108,6 +160,11 @@ void Channel::close_after_flush(const std::string &reason, CloseCause cause) {
 
 void Channel::on_write(bufferevent *, void *arg) {
     auto *ch = static_cast<Channel *>(arg);
+    {
+        std::lock_guard lock(ch->write_mutex_);
+        if (ch->bev_ != nullptr)
+            ch->queued_ = evbuffer_get_length(bufferevent_get_output(ch->bev_)) > 0;
+    }
     if (ch->closing_after_flush_) ch->close(ch->pending_reason_, ch->pending_cause_);
 }
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,15 @@ class Channel : public std::enable_shared_from_this<Channel> {
     bool reply(const Frame &request, std::span<const std::uint8_t> body) {
         return send(request.command, request.tag, kFlagReply, body);
     }
+    // From any thread (the others are progress thread only): writes the frame
+    // to the socket in the caller's thread when the channel is open and
+    // nothing is queued, so that the caller does not wait for the progress
+    // thread to wake (a notifier's event, docs/events.md). False when it
+    // wrote nothing: the caller then sends through the progress thread. A
+    // frame the socket took in part is finished by the progress thread, in
+    // order, before any later frame.
+    bool send_from_any_thread(std::uint16_t command, std::uint32_t tag,
+                              std::span<const std::uint8_t> body);
 
     // Close now; the CloseHandler runs (posted) with `reason`. Idempotent:
     // the first close's cause and reason stay.
@@ -94,6 +104,12 @@ class Channel : public std::enable_shared_from_this<Channel> {
     std::string pending_reason_;
     CloseCause pending_cause_ = CloseCause::local;
     CloseCause cause_ = CloseCause::local;
+    // send_from_any_thread() against the progress thread: bev_ becoming null,
+    // closing_after_flush_, queued_ and spill_ are read or written under it.
+    std::mutex write_mutex_;
+    bool queued_ = false;              // the output buffer may hold bytes
+    std::vector<std::uint8_t> spill_;  // what a direct write left, not yet queued
+    void queue_spill();                // progress thread, under write_mutex_
 };
 
 }  // namespace pmixpp::wire
