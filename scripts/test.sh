@@ -3,6 +3,8 @@
 #   1. build/       RelWithDebInfo, warnings as errors
 #   2. build-asan/  ASan+UBSan, warnings as errors
 # Usage: scripts/test.sh [--quick]   (--quick: only the first configuration)
+#        scripts/test.sh --tsan      (only a third: build-tsan/, ThreadSanitizer at -O1,
+#                                     scripts/tsan.supp; docs/building.md, "ThreadSanitizer")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -15,6 +17,12 @@ configure_build_test() {
     ctest --test-dir "$dir" -j"$jobs" --timeout 300
 }
 
+if [ "${1:-}" = "--tsan" ]; then
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
+        configure_build_test build-tsan -DCMAKE_BUILD_TYPE=None "-DCMAKE_C_FLAGS=-O1 -g1" \
+        "-DCMAKE_CXX_FLAGS=-O1 -g1" -DPMIXPP_SANITIZE=thread
+    exit 0
+fi
 configure_build_test build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 if [ "${1:-}" != "--quick" ]; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

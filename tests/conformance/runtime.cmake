@@ -40,6 +40,11 @@ if(EXISTS /usr/bin/python3)
     execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so
                     OUTPUT_VARIABLE _pmixpp_libasan OUTPUT_STRIP_TRAILING_WHITESPACE)
     list(APPEND _pmixpp_python_env "LD_PRELOAD=${_pmixpp_libasan}" "ASAN_OPTIONS=detect_leaks=0")
+  elseif(PMIXPP_SANITIZE MATCHES "thread")
+    # tsan: the same for a TSan-built libpmix (its runtime must be loaded first).
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libtsan.so
+                    OUTPUT_VARIABLE _pmixpp_libtsan OUTPUT_STRIP_TRAILING_WHITESPACE)
+    list(APPEND _pmixpp_python_env "LD_PRELOAD=${_pmixpp_libtsan}")
   endif()
   add_test(NAME python_import
            COMMAND /usr/bin/python3 -W ignore ${PMIXPP_RUNTIME_TEST_DIR}/python_import.py $<TARGET_FILE_DIR:pmix>)

@@ -17,6 +17,11 @@ if(EXISTS /usr/bin/python3)
                     OUTPUT_VARIABLE _pmixpp_dropin_libasan OUTPUT_STRIP_TRAILING_WHITESPACE)
     list(APPEND _pmixpp_dropin_python_env "LD_PRELOAD=${_pmixpp_dropin_libasan}"
          "ASAN_OPTIONS=detect_leaks=0")
+  elseif(PMIXPP_SANITIZE MATCHES "thread")
+    # tsan: the same for a TSan-built libpmix (its runtime must be loaded first).
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libtsan.so
+                    OUTPUT_VARIABLE _pmixpp_dropin_libtsan OUTPUT_STRIP_TRAILING_WHITESPACE)
+    list(APPEND _pmixpp_dropin_python_env "LD_PRELOAD=${_pmixpp_dropin_libtsan}")
   endif()
   add_test(NAME dropin.python_server_client
            COMMAND /usr/bin/python3 -W ignore ${CMAKE_CURRENT_SOURCE_DIR}/python/server.py

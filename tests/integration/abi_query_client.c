@@ -92,7 +92,7 @@ static void query_mixed_before_init(void) {
     PMIX_QUERY_FREE(q, 1);
 }
 
-static volatile int nb_done = 0;
+static _Atomic int nb_done = 0; /* set last by the callback (progress thread) */
 static pmix_status_t nb_status = PMIX_ERROR;
 static char nb_value[64];
 static void nb_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,

@@ -211,7 +211,7 @@ static size_t construct(const char *grp, const pmix_proc_t *procs, size_t n, int
 /* PMIx_Get_nb of `key` of `who`: its status, and the string or the array
  * size of its value. */
 struct got {
-    volatile int done;
+    _Atomic int done; /* set last, on the progress thread */
     pmix_status_t status;
     char text[64];
     size_t size;
@@ -281,7 +281,7 @@ static void mode_construct(void) {
 }
 
 struct nb {
-    volatile int done;
+    _Atomic int done; /* set last, on the progress thread */
     pmix_status_t status;
     size_t cid;
 };
@@ -398,10 +398,10 @@ static void mode_badids(void) {
     printf("group bad ids ok\n");
 }
 
-static volatile int left_seen = 0;
+static _Atomic int left_seen = 0; /* handlers run on the progress thread */
 static pmix_proc_t left_source;
 /* PMIX_GROUP_MEMBERSHIP_UPDATE: the size of the membership it carried. */
-static volatile size_t update_size = 0;
+static _Atomic size_t update_size = 0;
 
 static void on_update(size_t id, pmix_status_t status, const pmix_proc_t *source,
                       pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
@@ -546,7 +546,7 @@ static void mode_optional(int dead, const char *key) {
     printf("group optional ok: %u members\n", nprocs - 1);
 }
 
-static volatile int failed_seen = 0;
+static _Atomic int failed_seen = 0;
 static pmix_rank_t failed_rank = PMIX_RANK_UNDEF;
 
 static void on_member_failed(size_t id, pmix_status_t status, const pmix_proc_t *source,
@@ -597,7 +597,7 @@ static void mode_notify(void) {
     printf("group member failed ok\n");
 }
 
-static volatile int got_one = 0, got_all = 0;
+static _Atomic int got_one = 0, got_all = 0;
 
 static void on_group_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
                            pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,

@@ -65,12 +65,12 @@ static const char *mode;
 static const char *GRP = "inv-grp";
 
 /* What the handlers saw (written on the progress thread, read by main). */
-static volatile int invited = 0, completed = 0, aborted = 0, leader_failed = 0, selected = 0;
-static volatile int accepted_seen = 0, declined_seen = 0, failed_seen = 0;
+static _Atomic int invited = 0, completed = 0, aborted = 0, leader_failed = 0, selected = 0;
+static _Atomic int accepted_seen = 0, declined_seen = 0, failed_seen = 0;
 static pmix_proc_t inviter, failed_proc, new_leader;
-static volatile size_t complete_members = 0;
+static _Atomic size_t complete_members = 0;
 static volatile pmix_status_t join_nb_status = PMIX_ERR_TIMEOUT;
-static volatile int join_nb_done = 0;
+static _Atomic int join_nb_done = 0; /* atomics: set last, on the progress thread */
 
 static int is_our_group(const pmix_info_t info[], size_t ninfo) {
     for (size_t i = 0; i < ninfo; ++i)
@@ -172,7 +172,7 @@ done:
 
 static void registered(pmix_status_t status, size_t ref, void *cbdata) {
     (void)ref;
-    *(volatile pmix_status_t *)cbdata = status;
+    *(_Atomic pmix_status_t *)cbdata = status;
 }
 
 static void register_all(void) {
@@ -180,14 +180,14 @@ static void register_all(void) {
         PMIX_GROUP_INVITED,       PMIX_GROUP_INVITE_ACCEPTED,    PMIX_GROUP_INVITE_DECLINED,
         PMIX_GROUP_INVITE_FAILED, PMIX_GROUP_CONSTRUCT_COMPLETE, PMIX_GROUP_CONSTRUCT_ABORT,
         PMIX_GROUP_LEADER_FAILED, PMIX_GROUP_LEADER_SELECTED};
-    volatile pmix_status_t reg = PMIX_ERR_TIMEOUT;
+    _Atomic pmix_status_t reg = PMIX_ERR_TIMEOUT;
     PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event,
                                 registered, (void *)&reg);
     while (reg == PMIX_ERR_TIMEOUT) usleep(1000); /* bounded by alarm() */
     CHECK(reg, "register");
 }
 
-static void wait_flag(volatile int *flag) {
+static void wait_flag(_Atomic int *flag) {
     while (!*flag) usleep(1000); /* bounded by alarm() */
 }
 

@@ -22,7 +22,9 @@
  *  5. B pushes stdin bytes (the host's push_stdin sees them exactly, or
  *     NOT_SUPPORTED without the upcall), pulls, and exits without
  *     finalizing: the next delivery still reaches A.
- *  6. a tool pulls iofjob:1 STDOUT and receives the next chunk.
+ *  6. a tool pushes stdin bytes to rank 0 (the host's push_stdin sees them,
+ *     from the tool's identity; NOT_SUPPORTED without the upcall), pulls
+ *     iofjob:1 STDOUT and receives the next chunk.
  * Mode "upcalls": the module has iof_pull (checked: procs, channel, the
  * client's uid) and push_stdin; a pull with directive "iof.test.refuse" is
  * refused by the host, and the pull fails with the host's status.
@@ -354,11 +356,17 @@ static int client_b(int upcalls) {
 }
 
 /* ------------------------------------------------------------------ tool */
-static int tool_main(void) {
+static int tool_main(int upcalls) {
     who = "iof tool";
     int to_host = env_fd("IOF_TO_HOST");
-    pmix_proc_t me;
+    pmix_proc_t me, r0 = proc_of(0);
     CHECK(PMIx_tool_init(&me, NULL, 0) == PMIX_SUCCESS, "tool init");
+    /* A tool pushes stdin to a process of the job, as a client does. */
+    static char data[] = "stdin\0bytes";
+    pmix_byte_object_t bo = {data, sizeof data - 1};
+    pmix_status_t rc = PMIx_IOF_push(&r0, 1, &bo, NULL, 0, NULL, NULL);
+    CHECK(rc == (upcalls ? PMIX_SUCCESS : PMIX_ERR_NOT_SUPPORTED), "tool push: %s",
+          PMIx_Error_string(rc));
     size_t ref = 0;
     CHECK(pull_nb(1, PMIX_FWD_STDOUT_CHANNEL, NULL, 0, &ref) == PMIX_SUCCESS, "tool pull");
     put_line(to_host, "T pulled");
@@ -370,7 +378,7 @@ static int tool_main(void) {
 }
 
 /* -------------------------------------------------------------------- host */
-static int pulls_seen = 0, pushes_seen = 0, ends_seen = 0;
+static int pulls_seen = 0, pushes_seen = 0, ends_seen = 0, tool_pushes_seen = 0;
 
 static pmix_status_t on_iof_pull(const pmix_proc_t procs[], size_t nprocs,
                                  const pmix_info_t directives[], size_t ndirs,
@@ -394,6 +402,13 @@ static pmix_status_t on_push(const pmix_proc_t *source, const pmix_proc_t target
                              size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                              const pmix_byte_object_t *bo, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     (void)cbfunc, (void)cbdata;
+    if (strcmp(source->nspace, "iof-tool") == 0 && source->rank == 0) { /* step 6's tool */
+        CHECK(ntargets == 1 && strcmp(targets[0].nspace, NS) == 0 && targets[0].rank == 0 &&
+                  bo != NULL && bo->size == 11 && memcmp(bo->bytes, "stdin\0bytes", 11) == 0,
+              "the tool's push");
+        ++tool_pushes_seen;
+        return PMIX_OPERATION_SUCCEEDED;
+    }
     CHECK(strcmp(source->nspace, NS) == 0 && source->rank == 1, "push source");
     CHECK(ntargets == 1 && targets[0].rank == 0, "push targets");
     int complete = 0;
@@ -472,7 +487,7 @@ int main(int argc, char **argv) {
     const int upcalls = strcmp(argv[1], "upcalls") == 0;
     if (argc == 3 && strcmp(argv[2], "A") == 0) return client_a(upcalls);
     if (argc == 3 && strcmp(argv[2], "B") == 0) return client_b(upcalls);
-    if (argc == 3 && strcmp(argv[2], "T") == 0) return tool_main();
+    if (argc == 3 && strcmp(argv[2], "T") == 0) return tool_main(upcalls);
     alarm(90); /* a hang is a failure, not a stuck test */
 
     pmix_proc_t r1 = proc_of(1);
@@ -582,6 +597,9 @@ int main(int argc, char **argv) {
     put_line(down[1], "step6");
     reap(t, "the tool");
     reap(a, "client A");
+    if (upcalls)
+        CHECK(tool_pushes_seen == 1, "the tool's push reached push_stdin %d times",
+              tool_pushes_seen);
 
     /* A's 7 accepted pulls, B's and the tool's reached the host's upcall. */
     if (upcalls) CHECK(pulls_seen == 9, "%d iof_pull upcalls", pulls_seen);

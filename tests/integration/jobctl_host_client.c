@@ -52,7 +52,8 @@
 
 static pmix_proc_t me;
 static int failed = 0;
-static volatile sig_atomic_t got_usr1 = 0, got_term = 0, got_usr2 = 0;
+/* Atomic, not volatile sig_atomic_t: the signal may land on the progress thread. */
+static _Atomic int got_usr1 = 0, got_term = 0, got_usr2 = 0;
 
 static void on_usr1(int sig) {
     (void)sig;
@@ -681,8 +682,8 @@ static void mode_alloc(void) {
     PMIX_INFO_LOAD(&info, PMIX_ALLOC_REQ_ID, "req.7", PMIX_STRING);
     rc = PMIx_Allocation_request_nb(PMIX_ALLOC_EXTEND, &info, 1, on_alloc, NULL);
     PMIX_INFO_DESTRUCT(&info);
-    for (int i = 0; rc == PMIX_SUCCESS && i < 30000 && !alloc_fired; ++i) nap();
-    if (rc == PMIX_SUCCESS && alloc_fired && alloc_status == PMIX_SUCCESS &&
+    for (int i = 0; rc == PMIX_SUCCESS && i < 30000 && !__atomic_load_n(&alloc_fired, __ATOMIC_SEQ_CST); ++i) nap();
+    if (rc == PMIX_SUCCESS && __atomic_load_n(&alloc_fired, __ATOMIC_SEQ_CST) && alloc_status == PMIX_SUCCESS &&
         strcmp(alloc_req_id, "req.7") == 0)
         printf("alloc ok: non-blocking, request id %s\n", alloc_req_id);
     else

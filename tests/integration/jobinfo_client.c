@@ -29,7 +29,7 @@ static void check_type(const pmix_proc_t *p, const char *key, pmix_data_type_t t
     PMIX_VALUE_RELEASE(val);
 }
 
-static volatile int nb_done = 0;
+static _Atomic int nb_done = 0; /* set last by the callback (progress thread) */
 static volatile pmix_status_t nb_status = PMIX_ERROR;
 static volatile uint32_t nb_value = 0;
 static void nb_cb(pmix_status_t status, pmix_value_t *kv, void *cbdata) {

@@ -136,7 +136,7 @@ static void host_handler(size_t ref, pmix_status_t status, const pmix_proc_t *so
     if (cbfunc != NULL) cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
 }
 
-static volatile int client_alerts = 0;
+static _Atomic int client_alerts = 0; /* the handler runs on the progress thread */
 static void client_handler(size_t ref, pmix_status_t status, const pmix_proc_t *source,
                            pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
                            pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
@@ -176,7 +176,7 @@ static void same_id_twice(void) {
     PMIX_INFO_LOAD(&d[1], PMIX_MONITOR_ID, "dup", PMIX_STRING);
     CHECK(PMIx_Process_monitor_nb(&mon, OUR_CODE, d, 2, nb_cb, (void *)0) == PMIX_SUCCESS, "nb 0");
     CHECK(PMIx_Process_monitor_nb(&mon, OUR_CODE, d, 2, nb_cb, (void *)1) == PMIX_SUCCESS, "nb 1");
-    while (nb_done < 2) nap_ms(5);
+    while (__atomic_load_n(&nb_done, __ATOMIC_SEQ_CST) < 2) nap_ms(5);
     PMIX_INFO_DESTRUCT(&d[1]);
     const int granted = (nb_status[0] == PMIX_SUCCESS) + (nb_status[1] == PMIX_SUCCESS);
     const int refused = (nb_status[0] == PMIX_ERR_EXISTS) + (nb_status[1] == PMIX_ERR_EXISTS);

@@ -21,7 +21,7 @@ static int failures = 0;
     } while (0)
 
 static pmix_proc_t me;
-static volatile int nb_done = 0;
+static _Atomic int nb_done = 0; /* set last by the callback (progress thread) */
 static volatile pmix_status_t nb_status = PMIX_ERROR;
 static char nb_value[64];
 static volatile pmix_rank_t nb_publisher = PMIX_RANK_UNDEF;

@@ -33,7 +33,7 @@
         }                                                   \
     } while (0)
 
-static volatile sig_atomic_t lost = 0;
+static _Atomic int lost = 0; /* set on the progress thread */
 
 static void on_lost(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                     size_t ninfo, pmix_info_t results[], size_t nresults,

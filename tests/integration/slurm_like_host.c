@@ -31,8 +31,9 @@
         }                                                \
     } while (0)
 
-static int connected_calls, fence_calls;
-static volatile int released, released_inside;
+/* Atomic: the upcalls run on the progress thread, main reads after waitpid. */
+static _Atomic int connected_calls, fence_calls;
+static _Atomic int released, released_inside;
 static pthread_mutex_t coll_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int inside_fence_completion;
 

@@ -107,7 +107,7 @@ static pmix_info_t *recv_infos(int fd, size_t *n) {
 }
 
 /* ---- waiting for a callback ---- */
-static volatile int cb_done;
+static _Atomic int cb_done; /* set last, on the progress thread */
 static pmix_status_t cb_status;
 static pmix_info_t *cb_info;
 static size_t cb_ninfo;
