@@ -206,7 +206,10 @@ class Server : private DepartureListener {
     Publishing publishing_{host_, requests_};  // publish, lookup, unpublish
     // setup_application, setup_local_support, a child's part of setup_fork
     LocalSupport local_support_{
-        [] { return pnet_base::open(mca::ComponentRepository::process_wide()); }};
+        [] { return pnet_base::open(mca::ComponentRepository::process_wide()); },
+        [this](const std::string &nspace, std::span<const pmix_info_t> info) {  // network: job_info
+            return store_->write([&](mca::gds::Module &m) { return m.register_job(nspace, info); });
+        }};
     // listeners, channels, handshake, finalize, abort (connections.hpp)
     Connections connections_{
         clients_, host_, requests_, self_,
