@@ -52,6 +52,7 @@
 #include "server/fabric.hpp"
 #include "server/inventory.hpp"
 #include "server/topology_share.hpp"
+#include "server/fabric_requests.hpp"
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
 #include "wire/message.hpp"
@@ -176,7 +177,8 @@ class Server : private DepartureListener {
     Logging logging_{host_, requests_};                      // log
     Modex modex_{clients_, host_, requests_,                 // commit, get, dmodex
                  [this](const std::string &nspace) { return job_blob(nspace); }};
-    Allocation allocation_{host_, requests_};                     // allocate
+    Allocation allocation_{host_, requests_};           // allocate
+    FabricRequests fabric_requests_{host_, requests_};  // network: fabric (fabric_requests.hpp)
     Monitoring monitoring_{clients_, host_, requests_, events_};  // monitor, heartbeat
     // fence, fence_shm_done, connect, disconnect; the CollectiveTracker
     Collectives collectives_{clients_, host_, requests_, modex_,
