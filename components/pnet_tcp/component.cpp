@@ -30,6 +30,10 @@ int register_params(pmixpp_mca_params_t *handle) {
                       defaults.range_env);
     params.add_string("key_env", "Environment variable that gets the job's security key",
                       defaults.key_env);
+    params.add_string("if_env",
+                      "Environment variable that gets the interface a process listens on, when "
+                      "the job was planned with its node's inventory (empty: not set)",
+                      defaults.if_env);
     return 0;
 }
 
@@ -48,6 +52,7 @@ std::optional<pmixpp::pnet_tcp::Settings> configured(pmixpp_mca_params_t *handle
           std::pair{"key_env", &s.key_env}}) {
         if (const auto v = params.get(name); v && !v->value.empty()) *field = v->value;
     }
+    if (const auto v = params.get("if_env"); v) s.if_env = v->value;
     return s;
 }
 
@@ -78,6 +83,7 @@ void destroy_module(void *module) {
 
 }  // namespace
 
-// Version 1.0.0, default priority 50, parameters pnet_tcp_ports, _port_env, _range_env, _key_env.
-PMIXPP_MCA_COMPONENT(pnet, tcp, 1, 0, 0, kDefaultPriority, register_params, query, create_module,
+// Version 1.1.0, default priority 50, parameters pnet_tcp_ports, _port_env, _range_env, _key_env,
+// _if_env.
+PMIXPP_MCA_COMPONENT(pnet, tcp, 1, 1, 0, kDefaultPriority, register_params, query, create_module,
                      destroy_module);

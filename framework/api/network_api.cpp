@@ -1,17 +1,23 @@
 // The C entry points of the network area (docs/network.md):
 // PMIx_server_collect_inventory / _deliver_inventory (the server's Inventory
-// service) and PMIx_Compute_distances(_nb) (runtime/devices.hpp; no
-// connection needed, callable by a client, a tool or a server).
+// service), PMIx_Compute_distances(_nb) (runtime/devices.hpp; no
+// connection needed, callable by a client, a tool or a server) and the
+// PMIx_Fabric_* functions (below).
 #include <hwloc.h>
 #include <pmix_server.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "client/request_util.hpp"
 #include "runtime/devices.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
@@ -193,9 +199,10 @@ PMIX_EXPORT pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t *topo, pmix_
 
 }  // extern "C"
 
-// ---- PMIx_Fabric_*: served by the server process's Fabrics service
-// (server/fabric.hpp). A client or tool gets PMIX_ERR_NOT_SUPPORTED: its
-// request is not forwarded to a host's fabric upcall (docs/network.md).
+// ---- PMIx_Fabric_*: in a server process, its Fabrics service
+// (server/fabric.hpp); in a client or tool, the request goes to its server,
+// which forwards it to the host's fabric upcall (server/fabric_requests.hpp;
+// no upcall: PMIX_ERR_NOT_SUPPORTED). docs/network.md, "Fabric".
 
 namespace {
 
@@ -220,6 +227,133 @@ pmix_status_t fabric_nb(Work work, pmix_op_cbfunc_t cbfunc, void *cbdata) {
     return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
 }
 
+// A fabric a client or tool registered through its server: the directives
+// (sent again by an update) and the cost matrix the host sent as a
+// PMIX_DATA_ARRAY of PMIX_UINT16, which `info` gives as the standard's
+// PMIX_POINTER to it. Live records are in `forwarded()` (any thread).
+struct ForwardedFabric {
+    pmixpp::wire::InfoArray directives;
+    std::vector<std::uint16_t> costs;
+};
+
+struct ForwardedFabrics {
+    std::mutex lock;
+    std::set<ForwardedFabric *> live;
+    std::size_t next_index = 0;
+};
+
+ForwardedFabrics &forwarded() {
+    static ForwardedFabrics all;
+    return all;
+}
+
+bool forwarding() {
+    return !server_up() && pmixpp::client::request_gate() == PMIX_SUCCESS;
+}
+
+// Frees what an earlier answer put in fabric.info (not the record).
+void clear_info(pmix_fabric_t &fabric, ForwardedFabric &record) {
+    if (fabric.info != nullptr) PMIX_INFO_FREE(fabric.info, fabric.ninfo);
+    fabric.info = nullptr;
+    fabric.ninfo = 0;
+    record.costs.clear();
+}
+
+// The host's answer into `fabric` (its info; a cost matrix as a pointer).
+void fill_forwarded(pmix_fabric_t &fabric, ForwardedFabric &record,
+                    pmixpp::client::InfoAnswer &answer) {
+    clear_info(fabric, record);
+    pmixpp::client::hand_out(answer, &fabric.info, &fabric.ninfo);
+    for (size_t i = 0; i < fabric.ninfo; ++i) {
+        pmix_info_t &item = fabric.info[i];
+        if (!PMIX_CHECK_KEY(&item, PMIX_FABRIC_COST_MATRIX) || item.value.type != PMIX_DATA_ARRAY ||
+            item.value.data.darray == nullptr || item.value.data.darray->type != PMIX_UINT16)
+            continue;
+        const auto *cells = static_cast<const std::uint16_t *>(item.value.data.darray->array);
+        record.costs.assign(cells, cells + item.value.data.darray->size);
+        PMIx_Value_destruct(&item.value);
+        item.value.type = PMIX_POINTER;
+        item.value.data.ptr = record.costs.data();  // ours, freed at deregister
+    }
+}
+
+// Sends `op` with the record's directives; `done` gets the status once the
+// answer is in `fabric` (on the progress thread).
+pmix_status_t forward(pmix_fabric_t *fabric, ForwardedFabric *record, pmix_fabric_operation_t op,
+                      std::function<void(pmix_status_t)> done) {
+    auto body = pmixpp::wire::BodyWriter()
+                    .u8(static_cast<std::uint8_t>(op))
+                    .infos(record->directives.data(), record->directives.size())
+                    .take();
+    const bool posted = pmixpp::client::post_info_request(
+        pmixpp::wire::Command::fabric, std::move(body),
+        pmixpp::client::timeout_of(record->directives.data(), record->directives.size()),
+        [fabric, record, done = std::move(done)](pmixpp::client::InfoAnswer a) {
+            if (a.status == PMIX_SUCCESS) fill_forwarded(*fabric, *record, a);
+            done(a.status);
+        });
+    return posted ? PMIX_SUCCESS : PMIX_ERR_INIT;
+}
+
+// PMIx_Fabric_register(_nb) of a client or tool: `done` gets the status.
+pmix_status_t register_forwarded(pmix_fabric_t *fabric, const pmix_info_t directives[],
+                                 size_t ndirs, std::function<void(pmix_status_t)> done) {
+    auto *record = new ForwardedFabric{pmixpp::wire::InfoArray::copy_of(directives, ndirs), {}};
+    fabric->info = nullptr;
+    fabric->ninfo = 0;
+    const pmix_status_t rc =
+        forward(fabric, record, PMIX_FABRIC_REQUEST_INFO,
+                [fabric, record, done = std::move(done)](pmix_status_t status) {
+                    auto &all = forwarded();
+                    if (status == PMIX_SUCCESS) {
+                        std::lock_guard<std::mutex> guard(all.lock);
+                        all.live.insert(record);
+                        fabric->index = all.next_index++;
+                        fabric->module = record;
+                    } else {
+                        clear_info(*fabric, *record);
+                        delete record;
+                    }
+                    done(status);
+                });
+    if (rc != PMIX_SUCCESS) delete record;
+    return rc;
+}
+
+ForwardedFabric *forwarded_record(const pmix_fabric_t *fabric) {
+    auto &all = forwarded();
+    std::lock_guard<std::mutex> guard(all.lock);
+    auto *record = static_cast<ForwardedFabric *>(fabric->module);
+    return all.live.count(record) != 0 ? record : nullptr;
+}
+
+pmix_status_t deregister_forwarded(pmix_fabric_t *fabric) {
+    auto &all = forwarded();
+    std::unique_lock<std::mutex> guard(all.lock);
+    auto *record = static_cast<ForwardedFabric *>(fabric->module);
+    if (all.live.erase(record) == 0) return PMIX_ERR_BAD_PARAM;
+    guard.unlock();
+    clear_info(*fabric, *record);
+    delete record;
+    fabric->index = 0;
+    fabric->module = nullptr;
+    return PMIX_SUCCESS;
+}
+
+// Blocks the caller until `start` calls its `done`.
+pmix_status_t wait_forwarded(
+    const std::function<pmix_status_t(std::function<void(pmix_status_t)>)> &start) {
+    auto done = std::make_shared<pmixpp::runtime::Completion<pmix_status_t>>();
+    const pmix_status_t rc = start([done](pmix_status_t s) { done->complete(s); });
+    if (rc != PMIX_SUCCESS) return rc;
+    done->wait();
+    return done->value();
+}
+
+std::function<void(pmix_status_t)> op_callback(pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    return [cbfunc, cbdata](pmix_status_t s) { cbfunc(s, cbdata); };
+}
+
 }  // namespace
 
 extern "C" {
@@ -227,6 +361,10 @@ extern "C" {
 PMIX_EXPORT pmix_status_t PMIx_Fabric_register(pmix_fabric_t *fabric,
                                                const pmix_info_t directives[], size_t ndirs) {
     if (fabric == nullptr || (directives == nullptr && ndirs > 0)) return PMIX_ERR_BAD_PARAM;
+    if (forwarding())
+        return wait_forwarded([&](std::function<void(pmix_status_t)> done) {
+            return register_forwarded(fabric, directives, ndirs, std::move(done));
+        });
     std::span<const pmix_info_t> dirs(directives, directives == nullptr ? 0 : ndirs);
     return fabric_blocking(
         [fabric, dirs](pmixpp::server::Fabrics &f) { return f.register_fabric(*fabric, dirs); });
@@ -236,6 +374,10 @@ PMIX_EXPORT pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t *fabric,
                                                   const pmix_info_t directives[], size_t ndirs,
                                                   pmix_op_cbfunc_t cbfunc, void *cbdata) {
     if (fabric == nullptr || (directives == nullptr && ndirs > 0)) return PMIX_ERR_BAD_PARAM;
+    if (forwarding()) {
+        if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+        return register_forwarded(fabric, directives, ndirs, op_callback(cbfunc, cbdata));
+    }
     auto dirs = std::make_shared<pmixpp::wire::InfoArray>(
         pmixpp::wire::InfoArray::copy_of(directives, ndirs));
     return fabric_nb(
@@ -247,24 +389,45 @@ PMIX_EXPORT pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t *fabric,
 
 PMIX_EXPORT pmix_status_t PMIx_Fabric_update(pmix_fabric_t *fabric) {
     if (fabric == nullptr) return PMIX_ERR_BAD_PARAM;
+    if (forwarding()) {
+        ForwardedFabric *record = forwarded_record(fabric);
+        if (record == nullptr) return PMIX_ERR_BAD_PARAM;
+        return wait_forwarded([&](std::function<void(pmix_status_t)> done) {
+            return forward(fabric, record, PMIX_FABRIC_UPDATE_INFO, std::move(done));
+        });
+    }
     return fabric_blocking([fabric](pmixpp::server::Fabrics &f) { return f.update(*fabric); });
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc,
                                                 void *cbdata) {
     if (fabric == nullptr) return PMIX_ERR_BAD_PARAM;
+    if (forwarding()) {
+        ForwardedFabric *record = forwarded_record(fabric);
+        if (record == nullptr || cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+        return forward(fabric, record, PMIX_FABRIC_UPDATE_INFO, op_callback(cbfunc, cbdata));
+    }
     return fabric_nb([fabric](pmixpp::server::Fabrics &f) { return f.update(*fabric); }, cbfunc,
                      cbdata);
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t *fabric) {
     if (fabric == nullptr) return PMIX_ERR_BAD_PARAM;
+    if (forwarding()) return deregister_forwarded(fabric);
     return fabric_blocking([fabric](pmixpp::server::Fabrics &f) { return f.deregister(*fabric); });
 }
 
+// A client's or tool's deregistration is local (nothing to tell the host):
+// the callback is called once, before this returns.
 PMIX_EXPORT pmix_status_t PMIx_Fabric_deregister_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc,
                                                     void *cbdata) {
     if (fabric == nullptr) return PMIX_ERR_BAD_PARAM;
+    if (forwarding()) {
+        if (cbfunc == nullptr) return PMIX_ERR_BAD_PARAM;
+        const pmix_status_t rc = deregister_forwarded(fabric);
+        if (rc == PMIX_SUCCESS) cbfunc(rc, cbdata);
+        return rc;
+    }
     return fabric_nb([fabric](pmixpp::server::Fabrics &f) { return f.deregister(*fabric); }, cbfunc,
                      cbdata);
 }

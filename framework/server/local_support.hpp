@@ -28,7 +28,12 @@ class LocalSupport final : public DepartureListener {
     // How the pnet modules are opened (the server: pnet_base::open of the
     // process-wide repository). Error no_module: no network set-up for jobs.
     using OpenNetworksFn = std::function<mca::McaResult<pnet_base::Networks>()>;
-    explicit LocalSupport(OpenNetworksFn open_networks);
+    // How what the pnet modules give a job's processes (pnet.hpp, job_info)
+    // joins the job's data on this node (the server: its datastore's
+    // register_job, which merges into what the host registered). Empty: not kept.
+    using AddJobInfoFn =
+        std::function<mca::Status(const std::string &nspace, std::span<const pmix_info_t>)>;
+    explicit LocalSupport(OpenNetworksFn open_networks, AddJobInfoFn add_job_info = {});
 
     // PMIx_server_setup_application: the info the host delivers to
     // setup_local_support on every node of the job (PMIX_SET_ENVARs of the
@@ -37,8 +42,9 @@ class LocalSupport final : public DepartureListener {
     mca::Result<wire::InfoArray> setup_application(const std::string &nspace,
                                                    std::span<const pmix_info_t> info);
     // PMIx_server_setup_local_support: every pnet module gets `info`; it is
-    // kept for the nspace's children (setup_fork). A module's error: none
-    // keeps anything of the nspace.
+    // kept for the nspace's children (setup_fork); then what each module
+    // built against pnet 1.1 gives the job's processes (job_info) is added to
+    // the job's data. A module's error: none keeps anything of the nspace.
     pmix_status_t setup_local_support(const std::string &nspace, wire::InfoArray info);
     // A child's environment (PMIx_server_setup_fork): the nspace's
     // PMIX_SET_ENVAR (replaces) / PMIX_ADD_ENVAR (only when unset) entries,
@@ -54,7 +60,11 @@ class LocalSupport final : public DepartureListener {
     mca::Result<pnet_base::Networks *> networks();
 
   private:
+    // The modules' job_info for `nspace`, added to the job's data.
+    mca::Status add_job_info(const std::string &nspace);
+
     OpenNetworksFn open_networks_;
+    AddJobInfoFn add_job_info_;
     std::map<std::string, wire::InfoArray> local_support_;  // per nspace
     std::optional<pnet_base::Networks> networks_;
 };

@@ -55,6 +55,7 @@
 #include "server/fabric.hpp"
 #include "server/inventory.hpp"
 #include "server/topology_share.hpp"
+#include "server/fabric_requests.hpp"
 #include "ptl/ptl_base.hpp"
 #include "wire/channel.hpp"
 #include "wire/message.hpp"
@@ -165,8 +166,9 @@ class Server {
     Logging logging_{host_, requests_};                      // log
     Modex modex_{clients_, host_, requests_,                 // commit, get, dmodex
                  [this](const std::string &nspace) { return job_blob(nspace); }};
-    Allocation allocation_{host_, requests_};    // allocate
-    Credentials credentials_{host_, requests_};  // get_credential, validate_credential
+    Allocation allocation_{host_, requests_};           // allocate
+    Credentials credentials_{host_, requests_};         // get_credential, validate_credential
+    FabricRequests fabric_requests_{host_, requests_};  // network: fabric (fabric_requests.hpp)
     Monitoring monitoring_{clients_, host_, requests_, events_};  // monitor, heartbeat
     // fence, fence_shm_done, connect, disconnect; the CollectiveTracker
     Collectives collectives_{clients_, host_, requests_, modex_,
@@ -212,7 +214,10 @@ class Server {
             }}};
     // setup_application, setup_local_support, a child's part of setup_fork
     LocalSupport local_support_{
-        [] { return pnet_base::open(mca::ComponentRepository::process_wide()); }};
+        [] { return pnet_base::open(mca::ComponentRepository::process_wide()); },
+        [this](const std::string &nspace, std::span<const pmix_info_t> info) {  // network: job_info
+            return store_->write([&](mca::gds::Module &m) { return m.register_job(nspace, info); });
+        }};
     // listeners, channels, handshake, finalize, abort (connections.hpp)
     Connections connections_{
         clients_, host_, requests_, self_,

@@ -11,7 +11,9 @@
 // what every pnet module emits (framework/pnet/README.md). setup_local_support
 // hands what it gets to every pnet module and keeps it per nspace; setup_fork
 // applies its PMIX_SET_ENVAR / PMIX_ADD_ENVAR entries to each child of that
-// nspace, then each module's setup_fork; deregistering the nspace releases
+// nspace, then each module's setup_fork; what the modules give the job's
+// processes (job_info, e.g. pnet_tcp's PMIX_FABRIC_ENDPT of every rank) joins
+// the job's data at setup_local_support; deregistering the nspace releases
 // the modules' state (job_deregistered).
 //
 // The C entry points are in ../api/setup_api.cpp.
@@ -84,8 +86,8 @@ bool flag_set(const pmix_info_t &i) {
 
 }  // namespace
 
-LocalSupport::LocalSupport(OpenNetworksFn open_networks)
-    : open_networks_(std::move(open_networks)) {}
+LocalSupport::LocalSupport(OpenNetworksFn open_networks, AddJobInfoFn add_job_info)
+    : open_networks_(std::move(open_networks)), add_job_info_(std::move(add_job_info)) {}
 
 mca::Result<wire::InfoArray> LocalSupport::setup_application(const std::string &nspace,
                                                              std::span<const pmix_info_t> info) {
@@ -149,8 +151,34 @@ pmix_status_t LocalSupport::setup_local_support(const std::string &nspace, wire:
             return st.code();
         }
     }
+    if (auto st = add_job_info(nspace); !st.ok()) {
+        log()->error("server: setup_local_support {}: {}", nspace, st.message());
+        for (auto *done : nets.value()->modules()) done->deregister_job(nspace);
+        return st.code();
+    }
     local_support_[nspace] = std::move(info);
     return PMIX_SUCCESS;
+}
+
+mca::Status LocalSupport::add_job_info(const std::string &nspace) {
+    if (!add_job_info_ || !networks_) return mca::Status::success();
+    std::vector<pmix_info_t> out;
+    const mca::KeyValueSink sink = [&out](std::string_view key, const pmix_value_t &value) {
+        out.emplace_back();
+        std::memset(&out.back(), 0, sizeof(pmix_info_t));
+        const std::string k(key);
+        PMIX_LOAD_KEY(out.back().key, k.c_str());
+        PMIx_Value_xfer(&out.back().value, &value);
+    };
+    mca::Status st = mca::Status::success();
+    for (const auto &selected : networks_->selected()) {
+        if (selected.interface_minor < 1) continue;  // job_info is interface 1.1
+        st = selected.module->job_info(nspace, sink);
+        if (!st.ok()) break;
+    }
+    if (st.ok() && !out.empty()) st = add_job_info_(nspace, out);
+    for (auto &i : out) PMIx_Value_destruct(&i.value);
+    return st;
 }
 
 mca::Result<pnet_base::Networks *> LocalSupport::networks() {

@@ -122,6 +122,11 @@ enum class Command : std::uint16_t {
     // req: u8 directive (pmix_alloc_directive_t), infos.
     // rep: i32 status, infos results (also on an error: the host's reason).
     allocate = 88,
+    // Fabric requests of a client or tool (server/fabric_requests.cpp,
+    // api/network_api.cpp; docs/network.md). Numbered from 128 (128-135).
+    // req: u8 op (pmix_fabric_operation_t), infos directives.
+    // rep: i32 status, infos results (the host's fabric info; on an error its reason).
+    fabric = 128,
     // Monitoring (server/monitoring.cpp, client/monitor.cpp; docs/monitoring.md).
     // Numbered from 80 (80-87).
     // req: infos (exactly one: the monitor), i32 error (the alert's status),

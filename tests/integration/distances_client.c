@@ -3,17 +3,24 @@
  * usage: distances_client xml FILE  (no server needed: a made-up node,
  *          tests/integration/data/two_packages_with_nics.xml)
  *        distances_client real      (under pmixrun: this machine's devices,
- *          from the process's own PMIX_CPUSET, and the same through PMIx_Get)
+ *          from the process's own PMIX_CPUSET, and the same through PMIx_Get;
+ *          then PMIx_Fabric_register/_update/_deregister, which the library
+ *          forwards to pmixrun's fabric upcall: one device per interface of
+ *          this machine that is up, not loopback and has an address)
  * The distance of a PU to a device is the number of levels between the PU and
  * the closest object holding both it and the device's locality. */
 #include <hwloc.h>
 #include <pmix.h>
 
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int failures = 0;
+
+static void check_forwarded_fabric(void);
 
 #define EXPECT(cond, ...)                   \
     do {                                    \
@@ -209,11 +216,7 @@ static int real_node(void) {
         if (grc == PMIX_SUCCESS) PMIX_VALUE_RELEASE(val);
     }
     if (rc == PMIX_SUCCESS) PMIX_DEVICE_DIST_FREE(d, n);
-    /* A client's fabric request is not forwarded to a host (docs/network.md). */
-    pmix_fabric_t fabric;
-    memset(&fabric, 0, sizeof fabric);
-    rc = PMIx_Fabric_register(&fabric, NULL, 0);
-    EXPECT(rc == PMIX_ERR_NOT_SUPPORTED, "a client's Fabric_register: %s", PMIx_Error_string(rc));
+    check_forwarded_fabric();
     hwloc_bitmap_free(set);
     hwloc_topology_destroy(t);
     free(cpus);
@@ -221,6 +224,77 @@ static int real_node(void) {
     if (failures != 0) return 1;
     printf("distances ok: rank %u, %zu devices\n", me.rank, expected);
     return 0;
+}
+
+/* The interfaces that are up, not loopback and have an IPv4/IPv6 address. */
+static size_t count_interfaces(void) {
+    struct ifaddrs *list = NULL, *a;
+    char seen[64][IF_NAMESIZE + 1];
+    size_t n = 0;
+    if (getifaddrs(&list) != 0) return 0;
+    for (a = list; a != NULL; a = a->ifa_next) {
+        if (a->ifa_addr == NULL || (a->ifa_flags & IFF_UP) == 0 ||
+            (a->ifa_flags & IFF_LOOPBACK) != 0)
+            continue;
+        if (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6) continue;
+        size_t k = 0;
+        while (k < n && strcmp(seen[k], a->ifa_name) != 0) ++k;
+        if (k == n && n < 64) snprintf(seen[n++], IF_NAMESIZE + 1, "%s", a->ifa_name);
+    }
+    freeifaddrs(list);
+    return n;
+}
+
+static const pmix_info_t *find_info(const pmix_fabric_t *f, const char *key) {
+    for (size_t i = 0; i < f->ninfo; ++i)
+        if (PMIX_CHECK_KEY(&f->info[i], key)) return &f->info[i];
+    return NULL;
+}
+
+/* The fabric pmixrun describes for a client (its fabric upcall): this node's
+ * devices, a cost matrix (0 on the diagonal, 1 between two devices of one
+ * node) given as a pointer; an unknown plane is NOT_FOUND; update and
+ * deregister; a second deregister is BAD_PARAM. */
+static void check_forwarded_fabric(void) {
+    const size_t want = count_interfaces();
+    pmix_fabric_t fabric = PMIX_FABRIC_STATIC_INIT;
+    pmix_status_t rc = PMIx_Fabric_register(&fabric, NULL, 0);
+    EXPECT(rc == PMIX_SUCCESS, "a client's Fabric_register: %s", PMIx_Error_string(rc));
+    if (rc != PMIX_SUCCESS) return;
+    for (int round = 0; round < 2; ++round) {
+        const pmix_info_t *num = find_info(&fabric, PMIX_FABRIC_NUM_DEVICES);
+        const pmix_info_t *cm = find_info(&fabric, PMIX_FABRIC_COST_MATRIX);
+        EXPECT(num != NULL && num->value.type == PMIX_SIZE && num->value.data.size == want,
+               "round %d: PMIX_FABRIC_NUM_DEVICES is not %zu", round, want);
+        size_t devices = 0;
+        for (size_t i = 0; i < fabric.ninfo; ++i)
+            if (PMIX_CHECK_KEY(&fabric.info[i], PMIX_FABRIC_DEVICE)) ++devices;
+        EXPECT(devices == want, "round %d: %zu PMIX_FABRIC_DEVICE, want %zu", round, devices, want);
+        EXPECT(cm != NULL && cm->value.type == PMIX_POINTER && cm->value.data.ptr != NULL,
+               "round %d: PMIX_FABRIC_COST_MATRIX is not a pointer", round);
+        if (cm != NULL && cm->value.type == PMIX_POINTER && cm->value.data.ptr != NULL) {
+            const uint16_t *c = cm->value.data.ptr;
+            for (size_t i = 0; i < want; ++i)
+                for (size_t j = 0; j < want; ++j)
+                    EXPECT(c[i * want + j] == (i == j ? 0 : 1), "round %d: cost[%zu][%zu] = %u",
+                           round, i, j, c[i * want + j]);
+        }
+        if (round == 0) {
+            rc = PMIx_Fabric_update(&fabric);
+            EXPECT(rc == PMIX_SUCCESS, "Fabric_update: %s", PMIx_Error_string(rc));
+        }
+    }
+    rc = PMIx_Fabric_deregister(&fabric);
+    EXPECT(rc == PMIX_SUCCESS && fabric.info == NULL, "Fabric_deregister: %s",
+           PMIx_Error_string(rc));
+    rc = PMIx_Fabric_deregister(&fabric);
+    EXPECT(rc == PMIX_ERR_BAD_PARAM, "a second Fabric_deregister: %s", PMIx_Error_string(rc));
+    pmix_info_t plane;
+    PMIX_INFO_LOAD(&plane, PMIX_FABRIC_PLANE, "203.0.113.0/24", PMIX_STRING);
+    pmix_fabric_t none = PMIX_FABRIC_STATIC_INIT;
+    rc = PMIx_Fabric_register(&none, &plane, 1);
+    EXPECT(rc == PMIX_ERR_NOT_FOUND, "a plane this node is not on: %s", PMIx_Error_string(rc));
+    PMIX_INFO_DESTRUCT(&plane);
 }
 
 int main(int argc, char **argv) {

@@ -3,7 +3,9 @@
  * pmixrun gives each process, checked against hwloc itself.
  * usage: topology_client none|core   (pmixrun's --bind-to)
  *        topology_client shared NPUS (pmixrun runs with HWLOC_SYNTHETIC giving NPUS
- *        PUs; the client, without it, must still see them: the server's topology) */
+ *        PUs; the client, without it, must still see them: the server's topology;
+ *        with TOPOLOGY_CLIENT_EXPECT_NO_FABRIC set, by a host without a fabric
+ *        upcall, PMIx_Fabric_register must be PMIX_ERR_NOT_SUPPORTED) */
 #include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
@@ -75,6 +77,14 @@ static int shared(const pmix_proc_t *me, int npus) {
         EXPECT(n == npus, "%d PUs, the server's topology has %d", n, npus);
         EXPECT(hwloc_topology_is_thissystem((hwloc_topology_t)topo.topology),
                "the shared topology is not marked as this system's");
+    }
+    if (getenv("TOPOLOGY_CLIENT_EXPECT_NO_FABRIC") != NULL) {
+        /* Under a host without a fabric upcall (topology_host): the request
+         * reaches the server, which says the host does not support it. */
+        pmix_fabric_t fabric = PMIX_FABRIC_STATIC_INIT;
+        rc = PMIx_Fabric_register(&fabric, NULL, 0);
+        EXPECT(rc == PMIX_ERR_NOT_SUPPORTED && fabric.info == NULL,
+               "Fabric_register without a host upcall: %s", PMIx_Error_string(rc));
     }
     if (failures == 0) printf("topology ok: rank %u shared %s\n", me->rank, file);
     fflush(stdout);

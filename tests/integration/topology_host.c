@@ -6,6 +6,8 @@
  *                   PMIX_TOPOLOGY2 (this machine has another shape);
  *   MODE share:     PMIX_SERVER_SHARE_TOPOLOGY with HWLOC_SYNTHETIC set in
  *                   the host (3 PUs); the client drops that variable.
+ * The host has no fabric upcall: the client checks that its
+ * PMIx_Fabric_register is PMIX_ERR_NOT_SUPPORTED.
  * Files go to a private PMIX_SERVER_TMPDIR. Bounded by alarm(). */
 #include <hwloc.h>
 #include <pmix_server.h>
@@ -77,6 +79,8 @@ int main(int argc, char **argv) {
     pid_t child = fork();
     if (child == 0) {
         for (char **e = env; e != NULL && *e != NULL; ++e) putenv(*e);
+        /* This host has no fabric upcall: the client's request must say so. */
+        setenv("TOPOLOGY_CLIENT_EXPECT_NO_FABRIC", "1", 1);
         char *args[] = {argv[2], "shared", "3", NULL};
         execv(argv[2], args);
         _exit(127);

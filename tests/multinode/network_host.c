@@ -13,12 +13,20 @@
  *              nodes give it to PMIx_server_setup_local_support, then
  *              setup_fork their rank (node0: rank 0, node1: rank 1); node1
  *              sends back its child's key: the job has one key on every node.
+ *   endpoints  node1's inventory (named "node1") goes to node0 first; the job
+ *              info has the node and proc maps and the plane is an IPv4
+ *              network of this machine, so node0 reserves both ranks' ports
+ *              and picks each node's interface on the plane; on node1, the
+ *              job's data then has PMIX_FABRIC_ENDPT of both ranks: rank 1's
+ *              is the port its setup_fork gave (uuid "node1:<if>"), rank 0's
+ *              is node0's port (uuid "node0:<if>"), the interface on the plane.
  * Prints "network host ok: ..." from node0 when every check held. Each node
  * is bounded by alarm(); exit 1 on a failed check. */
 #include <hwloc.h>
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -333,6 +341,61 @@ static size_t fabric_devices(int check_costs) {
     return n;
 }
 
+/* The IPv4 network ("192.0.2.0/24") of the first interface that is up, not
+ * loopback and has one, and its name; 0 when there is none. */
+static int first_ipv4_network(char *out, size_t len, char *ifname) {
+    struct ifaddrs *list = NULL, *a;
+    int ok = 0;
+    if (getifaddrs(&list) != 0) return 0;
+    for (a = list; a != NULL && !ok; a = a->ifa_next) {
+        if (a->ifa_addr == NULL || a->ifa_netmask == NULL || a->ifa_addr->sa_family != AF_INET)
+            continue;
+        if ((a->ifa_flags & IFF_UP) == 0 || (a->ifa_flags & IFF_LOOPBACK) != 0) continue;
+        struct in_addr net = ((struct sockaddr_in *)a->ifa_addr)->sin_addr;
+        uint32_t mask = ntohl(((struct sockaddr_in *)a->ifa_netmask)->sin_addr.s_addr);
+        int prefix = 0;
+        while (prefix < 32 && (mask & (0x80000000u >> prefix)) != 0) ++prefix;
+        net.s_addr &= htonl(mask);
+        char text[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &net, text, sizeof text);
+        snprintf(out, len, "%s/%d", text, prefix);
+        snprintf(ifname, IF_NAMESIZE, "%s", a->ifa_name);
+        ok = 1;
+    }
+    freeifaddrs(list);
+    return ok;
+}
+
+/* Rank `rank`'s PMIX_FABRIC_ENDPT in this server's datastore: its first
+ * port, and the uuid checked to be "<node>:<ifname>"; -1 when absent. */
+static int endpoint_port(const char *nspace, int rank, const char *node_name, const char *ifname) {
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, nspace, (pmix_rank_t)rank);
+    pmix_value_t *val = NULL;
+    pmix_status_t rc = PMIx_Get(&p, PMIX_FABRIC_ENDPT, NULL, 0, &val);
+    EXPECT(rc == PMIX_SUCCESS, "Get PMIX_FABRIC_ENDPT of rank %d: %s", rank, PMIx_Error_string(rc));
+    if (rc != PMIX_SUCCESS) return -1;
+    int port = -1;
+    if (val->type == PMIX_DATA_ARRAY && val->data.darray->type == PMIX_ENDPOINT &&
+        val->data.darray->size == 2) {
+        const pmix_endpoint_t *e = val->data.darray->array;
+        char want[300], text[128] = "";
+        snprintf(want, sizeof want, "%s:%s", node_name, ifname);
+        EXPECT(e[0].uuid != NULL && strcmp(e[0].uuid, want) == 0, "rank %d's uuid %s, not %s", rank,
+               e[0].uuid != NULL ? e[0].uuid : "(none)", want);
+        EXPECT(e[0].osname != NULL && strcmp(e[0].osname, ifname) == 0, "rank %d's osname", rank);
+        memcpy(text, e[0].endpt.bytes, e[0].endpt.size < 127 ? e[0].endpt.size : 127);
+        const char *colon = strrchr(text, ':');
+        if (colon != NULL) port = atoi(colon + 1);
+    } else {
+        EXPECT(0, "rank %d's PMIX_FABRIC_ENDPT is not 2 pmix_endpoint_t", rank);
+    }
+    PMIX_VALUE_RELEASE(val);
+    return port;
+}
+
+static int forked_port; /* the port the last key_of_rank's setup_fork gave */
+
 static char *key_of_rank(const char *nspace, int rank) {
     pmix_proc_t p;
     PMIX_LOAD_PROCID(&p, nspace, (pmix_rank_t)rank);
@@ -344,6 +407,7 @@ static char *key_of_rank(const char *nspace, int rank) {
     char *key = NULL;
     for (char **e = env; *e != NULL; ++e) {
         if (strncmp(*e, "PMIX_FABRIC_SEC_KEY=", 20) == 0) key = strdup(*e + 20);
+        if (strncmp(*e, "OMPI_MCA_btl_tcp_port_min_v4=", 29) == 0) forked_port = atoi(*e + 29);
         free(*e);
     }
     free(env);
@@ -384,16 +448,28 @@ static int run_node(int fd) {
         send_infos(fd, cb_info, cb_ninfo);
         PMIX_INFO_FREE(cb_info, cb_ninfo);
         PMIX_INFO_DESTRUCT(&name);
+        /* node1's inventory, to plan node1's interface. */
+        size_t nn1 = 0;
+        pmix_info_t *inv1 = recv_infos(fd, &nn1);
+        rc = PMIx_server_deliver_inventory(inv1, nn1, NULL, 0, NULL, NULL);
+        EXPECT(rc == PMIX_SUCCESS, "deliver node1's inventory: %s", PMIx_Error_string(rc));
+        PMIX_INFO_FREE(inv1, nn1);
         /* The launch: setup_application here, its answer to both nodes. */
         uint32_t endpts = 2;
-        pmix_info_t req[3];
+        pmix_info_t req[4];
         PMIX_INFO_LOAD(&req[0], PMIX_ALLOC_FABRIC_ID, "multinode-net", PMIX_STRING);
         PMIX_INFO_LOAD(&req[1], PMIX_ALLOC_FABRIC_TYPE, "tcp", PMIX_STRING);
         PMIX_INFO_LOAD(&req[2], PMIX_ALLOC_FABRIC_ENDPTS, &endpts, PMIX_UINT32);
-        pmix_data_array_t arr = {PMIX_INFO, 3, req};
-        pmix_info_t fabric;
-        PMIX_INFO_LOAD(&fabric, PMIX_ALLOC_FABRIC, &arr, PMIX_DATA_ARRAY);
-        rc = PMIx_server_setup_application(ns, &fabric, 1, on_app, NULL);
+        size_t nreq = 3;
+        char plane[64] = "", ifname[IF_NAMESIZE + 1] = "";
+        if (first_ipv4_network(plane, sizeof plane, ifname))
+            PMIX_INFO_LOAD(&req[nreq++], PMIX_ALLOC_FABRIC_PLANE, plane, PMIX_STRING);
+        pmix_data_array_t arr = {PMIX_INFO, nreq, req};
+        pmix_info_t fabric[3];
+        PMIX_INFO_LOAD(&fabric[0], PMIX_ALLOC_FABRIC, &arr, PMIX_DATA_ARRAY);
+        PMIX_INFO_LOAD(&fabric[1], PMIX_NODE_MAP, "node0,node1", PMIX_STRING);
+        PMIX_INFO_LOAD(&fabric[2], PMIX_PROC_MAP, "0;1", PMIX_STRING);
+        rc = PMIx_server_setup_application(ns, fabric, 3, on_app, NULL);
         if (rc != PMIX_SUCCESS) die("setup_application");
         wait_cb();
         EXPECT(cb_status == PMIX_SUCCESS, "setup_application: %s", PMIx_Error_string(cb_status));
@@ -403,19 +479,32 @@ static int run_node(int fd) {
         EXPECT(rc == PMIX_OPERATION_SUCCEEDED, "setup_local_support: %s", PMIx_Error_string(rc));
         PMIX_INFO_FREE(cb_info, cb_ninfo);
         char *mine = key_of_rank(nspace, 0);
+        const int port0 = forked_port;
         size_t len = 0;
         char *theirs = recv_bytes(fd, &len);
         EXPECT(strlen(mine) == 64, "rank 0's key '%s'", mine);
         EXPECT(strcmp(mine, theirs) == 0, "node1's key '%s' is not node0's '%s'", theirs, mine);
+        char *seen = recv_bytes(fd, &len); /* rank 0's port in node1's PMIX_FABRIC_ENDPT */
+        EXPECT(port0 >= 43000 && port0 <= 43008 && atoi(seen) == port0,
+               "node1 sees rank 0's port as %s, node0 gave it %d", seen, port0);
+        free(seen);
         size_t n1 = 0;
         char *n1_failures = recv_bytes(fd, &n1);
         EXPECT(strcmp(n1_failures, "0") == 0, "node1 had %s failed checks", n1_failures);
         free(mine);
         free(theirs);
         free(n1_failures);
-        for (size_t i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&req[i]);
-        PMIX_INFO_DESTRUCT(&fabric);
+        for (size_t i = 0; i < nreq; ++i) PMIX_INFO_DESTRUCT(&req[i]);
+        for (size_t i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&fabric[i]);
     } else {
+        pmix_info_t name;
+        PMIX_INFO_LOAD(&name, PMIX_HOSTNAME, "node1", PMIX_STRING);
+        rc = PMIx_server_collect_inventory(&name, 1, on_inventory, NULL);
+        if (rc != PMIX_SUCCESS) die("collect_inventory");
+        wait_cb();
+        send_infos(fd, cb_info, cb_ninfo);
+        PMIX_INFO_FREE(cb_info, cb_ninfo);
+        PMIX_INFO_DESTRUCT(&name);
         const size_t mine = fabric_devices(0);
         size_t n = 0;
         pmix_info_t *inv = recv_infos(fd, &n);
@@ -438,6 +527,18 @@ static int run_node(int fd) {
         char *key = key_of_rank(nspace, 1);
         send_bytes(fd, key, strlen(key));
         free(key);
+        /* Both ranks' endpoints, reserved by node0, on the plane's interface. */
+        char plane[64] = "", ifname[IF_NAMESIZE + 1] = "";
+        if (first_ipv4_network(plane, sizeof plane, ifname)) {
+            EXPECT(endpoint_port(nspace, 1, "node1", ifname) == forked_port,
+                   "rank 1's PMIX_FABRIC_ENDPT is not the port setup_fork gave (%d)", forked_port);
+            char port0[16];
+            snprintf(port0, sizeof port0, "%d", endpoint_port(nspace, 0, "node0", ifname));
+            send_bytes(fd, port0, strlen(port0));
+        } else {
+            send_bytes(fd, "-1", 2);
+            EXPECT(0, "this machine has no IPv4 interface for a plane");
+        }
         char count[16];
         snprintf(count, sizeof count, "%d", failures);
         send_bytes(fd, count, strlen(count));
@@ -445,7 +546,9 @@ static int run_node(int fd) {
     PMIx_server_finalize();
     if (failures != 0) return 1;
     if (node == 0)
-        printf("network host ok: inventory delivered, fabric of both nodes, one job key\n");
+        printf(
+            "network host ok: inventory delivered, fabric of both nodes, one job key, "
+            "endpoints of both ranks\n");
     fflush(stdout);
     return 0;
 }

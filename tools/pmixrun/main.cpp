@@ -43,6 +43,7 @@
 #include "events.hpp"
 #include "job_control.hpp"
 #include "groups.hpp"
+#include "fabric.hpp"
 #include "job_services.hpp"
 #include "launcher.hpp"
 #include "monitoring.hpp"
@@ -199,6 +200,7 @@ int main(int argc, char **argv) {
     pmixrun::install_allocation(module);      // allocate (allocation.hpp)
     pmixrun::install_credentials(module);     // get/validate_credential (credentials.hpp)
     pmixrun::install_group_services(module);  // group (groups.hpp)
+    pmixrun::install_fabric(module);          // fabric (fabric.hpp), network
     // Tools may connect (docs/tools.md): by the PMIX_SERVER_URI* variables
     // its processes inherit, or by pmixrun's pid through the rendezvous file.
     pmix_info_t server_info[3];

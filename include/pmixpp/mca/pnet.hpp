@@ -9,6 +9,7 @@
 //                      (info the host carries to every node of the job)
 //   every node's server: PMIx_server_setup_local_support -> setup_local_support()
 //                        PMIx_server_setup_fork (per child) -> setup_fork()
+//                        (after setup_local_support: job_info(), into the job's data)
 //                        PMIx_server_deregister_nspace -> deregister_job()
 #pragma once
 
@@ -23,7 +24,7 @@ inline constexpr const char *kFrameworkName = "pnet";
 // Interface version a component of this framework is built against. The major
 // must match the core's exactly; a component minor newer than the core's is refused.
 inline constexpr unsigned kInterfaceMajor = 1;
-inline constexpr unsigned kInterfaceMinor = 0;
+inline constexpr unsigned kInterfaceMinor = 1;  // 1.1: job_info
 
 // The module interface: what a component's create_module() returns.
 //
@@ -69,6 +70,21 @@ class PMIXPP_SDK_EXPORT Module {
     // are ignored.
     virtual Status deliver_inventory(std::span<const pmix_info_t> inventory,
                                      std::span<const pmix_info_t> directives) = 0;
+
+    // --- interface 1.1 (the core calls these only on a module built against 1.1 or later) ---
+
+    // What the processes of job `nspace` read with PMIx_Get, from what
+    // setup_local_support() kept: emitted through `info` in the form of
+    // PMIx_server_register_nspace's info (job-level keys; a process's keys in
+    // a PMIX_PROC_DATA array whose first entry is its PMIX_RANK). The core
+    // adds them to the job's data on this node right after
+    // setup_local_support() succeeded. Emitting nothing is fine; an error
+    // fails PMIx_server_setup_local_support.
+    virtual Status job_info(std::string_view nspace, const KeyValueSink &info) {
+        (void)nspace;
+        (void)info;
+        return Status::success();
+    }
 };
 
 }  // namespace pmixpp::mca::pnet

@@ -1,19 +1,20 @@
-// PMIx_Load_topology, PMIx_Get_cpuset, PMIx_Parse_cpuset_string and
-// PMIx_Get_relative_locality: callable by a client, a tool or a server, before
-// or after init (they need no connection). The topology is this process's own
-// topology, loaded once (runtime/topology.hpp): the one its server shared,
-// else hwloc's discovery of this node (docs/network.md).
+// The topology and locality C entry points (docs/network.md):
+// PMIx_Load_topology, PMIx_Get_cpuset, PMIx_Parse_cpuset_string,
+// PMIx_Get_relative_locality, PMIx_server_generate_locality_string and
+// _cpuset_string. Callable by a client, a tool or a server, before or after
+// init (they need no connection). The topology is this process's own, loaded
+// once (runtime/topology.hpp): the one its server shared, else hwloc's
+// discovery of this node.
 #include <hwloc.h>
 #include <pmix.h>
+#include <pmix_server.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <string_view>
 
 #include "client/client.hpp"
-#include "client/network.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/topology.hpp"
 
@@ -133,55 +134,50 @@ PMIX_EXPORT pmix_status_t PMIx_Get_relative_locality(const char *locality1, cons
 
 }  // extern "C"
 
-namespace pmixpp::client {
-
+// What a host puts in PMIX_LOCALITY_STRING and PMIX_CPUSET for each local
+// process when it registers a namespace, computed against this process's
+// topology.
 namespace {
 
-// A PMIX_CPUSET value: "hwloc:<list>" or a bare list (PMIx_Parse_cpuset_string).
-pmix_status_t cpuset_of(const pmix_proc_t &target, pmix_cpuset_t &cpuset) {
-    pmix_value_t *value = nullptr;
-    pmix_status_t rc = Client::instance().lookup(target, PMIX_CPUSET, {}, &value);
-    if (rc != PMIX_SUCCESS) return rc;
-    rc = PMIX_ERR_NOT_FOUND;
-    if (value->type == PMIX_STRING && value->data.string != nullptr)
-        rc = PMIx_Parse_cpuset_string(value->data.string, &cpuset);
-    PMIX_VALUE_RELEASE(value);
-    return rc;
+bool usable_cpuset(const pmix_cpuset_t *cpuset) {
+    return cpuset != nullptr && cpuset->bitmap != nullptr && cpuset->source != nullptr &&
+           ::strncasecmp(cpuset->source, "hwloc", 5) == 0;
 }
 
 }  // namespace
 
-std::optional<pmix_status_t> network_get(const pmix_proc_t &target, const char *key,
-                                         std::span<const pmix_info_t> qualifiers,
-                                         pmix_value_t **value) {
-    if (key == nullptr || std::string_view(key) != PMIX_DEVICE_DISTANCES) return std::nullopt;
-    if (target.rank == PMIX_RANK_WILDCARD || target.rank == PMIX_RANK_UNDEF)
-        return PMIX_ERR_BAD_PARAM;  // distances are a process's
-    // Only a process of this node has a PMIX_CPUSET in this datastore.
-    pmix_cpuset_t cpuset{};
-    if (cpuset_of(target, cpuset) != PMIX_SUCCESS) return PMIX_ERR_NOT_FOUND;
-    pmix_device_distance_t *dist = nullptr;
-    size_t ndist = 0;
-    pmix_status_t rc =
-        PMIx_Compute_distances(nullptr, &cpuset, const_cast<pmix_info_t *>(qualifiers.data()),
-                               qualifiers.size(), &dist, &ndist);
-    PMIx_Cpuset_destruct(&cpuset);
-    if (rc != PMIX_SUCCESS) return rc;
-    auto *out = static_cast<pmix_value_t *>(std::calloc(1, sizeof(pmix_value_t)));
-    auto *array = static_cast<pmix_data_array_t *>(std::calloc(1, sizeof(pmix_data_array_t)));
-    if (out == nullptr || array == nullptr) {
-        std::free(out);
-        std::free(array);
-        PMIX_DEVICE_DIST_FREE(dist, ndist);
-        return PMIX_ERR_NOMEM;
-    }
-    array->type = PMIX_DEVICE_DIST;
-    array->size = ndist;
-    array->array = dist;  // the value owns it now
-    out->type = PMIX_DATA_ARRAY;
-    out->data.darray = array;
-    *value = out;
-    return PMIX_SUCCESS;
+extern "C" {
+
+PMIX_EXPORT pmix_status_t PMIx_server_generate_locality_string(const pmix_cpuset_t *cpuset,
+                                                               char **locality) {
+    if (locality == nullptr) return PMIX_ERR_BAD_PARAM;
+    *locality = nullptr;
+    if (!usable_cpuset(cpuset)) return PMIX_ERR_BAD_PARAM;
+    pmix_status_t status = PMIX_SUCCESS;
+    void *topology = pmixpp::runtime::local_topology(&status);
+    if (topology == nullptr) return status;
+    std::string text;
+    status = pmixpp::runtime::locality_string(topology, cpuset->bitmap, text);
+    if (status != PMIX_SUCCESS) return status;
+    // An empty string would say "nowhere"; a cpuset outside this node is a caller error.
+    if (text.empty()) return PMIX_ERR_BAD_PARAM;
+    *locality = ::strdup(text.c_str());
+    return *locality != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
 }
 
-}  // namespace pmixpp::client
+PMIX_EXPORT pmix_status_t PMIx_server_generate_cpuset_string(const pmix_cpuset_t *cpuset,
+                                                             char **cpuset_string) {
+    if (cpuset_string == nullptr) return PMIX_ERR_BAD_PARAM;
+    *cpuset_string = nullptr;
+    if (!usable_cpuset(cpuset)) return PMIX_ERR_BAD_PARAM;
+    char *list = nullptr;
+    if (hwloc_bitmap_list_asprintf(&list, static_cast<hwloc_const_bitmap_t>(cpuset->bitmap)) < 0 ||
+        list == nullptr)
+        return PMIX_ERR_NOMEM;
+    std::string text = std::string("hwloc:") + list;
+    std::free(list);
+    *cpuset_string = ::strdup(text.c_str());
+    return *cpuset_string != nullptr ? PMIX_SUCCESS : PMIX_ERR_NOMEM;
+}
+
+}  // extern "C"
