@@ -462,6 +462,17 @@ int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &t
             children_.erase(it);
             job_services_ended(proc.nspace, proc.rank);
             int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            if (code != 0) {
+                // Only the host knows that a rank which never connected (or
+                // died mid-handshake) is gone: without this its peers' fence,
+                // connect or group waits for it forever (faults.client_killed_
+                // in_handshake). Deregistering departs it in the server.
+                pmix_proc_t gone{};
+                std::memcpy(gone.nspace, proc.nspace.data(),
+                            std::min<std::size_t>(proc.nspace.size(), PMIX_MAX_NSLEN));
+                gone.rank = proc.rank;
+                PMIx_server_deregister_client(&gone, nullptr, nullptr);
+            }
             if (code != 0 && !terminated) {
                 raise_proc_terminated(proc.nspace, proc.rank, code, WIFSIGNALED(st));
             }
