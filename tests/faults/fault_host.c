@@ -17,9 +17,12 @@
  * The driver checks that the host died by SIGKILL (so the step's upcall was
  * reached), that every rank reported an error from the step and its event,
  * and prints "fault_host STEP ok". */
+#define _GNU_SOURCE /* nftw */
 #include <pmix.h>
 #include <pmix_server.h>
 #include <pmix_tool.h>
+
+#include <ftw.h>
 
 #include <glob.h>
 #include <signal.h>
@@ -168,6 +171,47 @@ static int rank_main(int go) {
     _exit(0); /* no finalize: the server is gone */
 }
 
+/* A tool (tool_query, tool_iof) instead of the ranks: PMIx_tool_init to the
+ * host's server by its pid in the test's directory, then the step. */
+static int tool_main(int go, const char *dir) {
+    signal(SIGALRM, rank_hung);
+    alarm(kRankBound);
+    char c;
+    if (read(go, &c, 1) != 1) _exit(1);
+    close(go);
+    g_phase = "in PMIx_tool_init";
+    pmix_info_t info[2];
+    pid_t host = getppid();
+    PMIX_INFO_LOAD(&info[0], PMIX_SERVER_PIDINFO, &host, PMIX_PID);
+    PMIX_INFO_LOAD(&info[1], PMIX_SERVER_TMPDIR, dir, PMIX_STRING);
+    pmix_proc_t me;
+    pmix_status_t rc = PMIx_tool_init(&me, info, 2);
+    if (rc != PMIX_SUCCESS) {
+        say("tool %u %s: tool_init failed: %s%s\n", PMIx_Error_string(rc), "");
+        _exit(1);
+    }
+    pmix_status_t code = PMIX_ERR_LOST_CONNECTION;
+    PMIx_Register_event_handler(&code, 1, NULL, 0, on_lost, NULL, NULL);
+    g_phase = "in the step";
+    pmix_proc_t job;
+    PMIX_LOAD_PROCID(&job, NSPACE, 0);
+    g_step += strlen("tool_"); /* the client form of the step, from a tool */
+    rc = run_step(&job);
+    g_step -= strlen("tool_");
+    g_phase = "waiting for the event";
+    while (!lost) usleep(1000); /* bounded by alarm() */
+    say("tool %u %s: step %s%s, then the event\n", PMIx_Error_string(rc), "");
+    _exit(0);
+}
+
+static void approve_tool(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc_t cbfunc,
+                         void *cbdata) {
+    (void)info, (void)ninfo;
+    pmix_proc_t proc;
+    PMIX_LOAD_PROCID(&proc, "faults.tool", 0);
+    cbfunc(PMIX_SUCCESS, &proc, cbdata);
+}
+
 /* ---- the host: one upcall, the step's, which kills it ------------------ */
 
 static void die(void) {
@@ -232,7 +276,7 @@ static pmix_status_t kill_iof(const pmix_proc_t p[], size_t np, const pmix_info_
     return PMIX_ERROR;
 }
 
-static void host_main(const char *self) {
+static void host_main(const char *self, const char *dir) {
     /* The ranks start PMIx_Init together once all are forked (a server
      * killed in the first handshake must not keep the others from starting). */
     int go[2];
@@ -247,7 +291,16 @@ static void host_main(const char *self) {
     if (strcmp(g_step, "group") == 0) module.group = kill_group;
     if (strcmp(g_step, "query") == 0) module.query = kill_query;
     if (strcmp(g_step, "iof") == 0) module.iof_pull = kill_iof;
-    HOST_CHECK("fault_host", PMIx_server_init(&module, NULL, 0) == PMIX_SUCCESS, "server init");
+    const int tool = strncmp(g_step, "tool_", 5) == 0;
+    if (strcmp(g_step, "tool_query") == 0) module.query = kill_query;
+    if (strcmp(g_step, "tool_iof") == 0) module.iof_pull = kill_iof;
+    pmix_info_t sinfo[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&sinfo[0], PMIX_SERVER_TOOL_SUPPORT, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&sinfo[1], PMIX_SERVER_TMPDIR, dir, PMIX_STRING);
+    if (tool) module.tool_connected = approve_tool;
+    HOST_CHECK("fault_host", PMIx_server_init(&module, sinfo, tool ? 2 : 0) == PMIX_SUCCESS,
+               "server init");
     /* kSize ranks in the job, kLocal of them this host's */
     for (int r = 0; r < kLocal; ++r) {
         pmix_proc_t p;
@@ -265,6 +318,19 @@ static void host_main(const char *self) {
     HOST_CHECK("fault_host",
                host_registered(PMIx_server_register_nspace(ns, kLocal, &info, 1, NULL, NULL)),
                "register nspace");
+    if (tool) {
+        if (fork() == 0) {
+            close(go[1]);
+            char out[16], in[16];
+            snprintf(out, sizeof out, "%d", g_out);
+            snprintf(in, sizeof in, "%d", go[0]);
+            execl("/proc/self/exe", self, "tool", g_step, out, in, dir, (char *)NULL);
+            _exit(127);
+        }
+        close(go[0]);
+        HOST_CHECK("fault_host", write(go[1], "g", 1) == 1, "go");
+        for (;;) pause();
+    }
     for (int r = 0; r < kLocal; ++r) {
         pmix_proc_t p;
         PMIX_LOAD_PROCID(&p, NSPACE, (pmix_rank_t)r);
@@ -287,18 +353,32 @@ static void host_main(const char *self) {
 
 /* ---- the driver -------------------------------------------------------- */
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 5 && strcmp(argv[1], "rank") == 0) {
         g_step = argv[2];
         g_out = atoi(argv[3]);
         return rank_main(atoi(argv[4]));
     }
+    if (argc == 6 && strcmp(argv[1], "tool") == 0) {
+        g_step = argv[2];
+        g_out = atoi(argv[3]);
+        return tool_main(atoi(argv[4]), argv[5]);
+    }
     if (argc != 2) {
         fprintf(stderr, "usage: fault_host STEP\n");
         return 64;
     }
     g_step = argv[1];
+    const int expected = strncmp(g_step, "tool_", 5) == 0 ? 1 : kLocal;
     alarm(kDriverBound);
+    char dir[] = "/tmp/fault_host.XXXXXX"; /* the tools' rendezvous files */
+    HOST_CHECK("fault_host", mkdtemp(dir) != NULL, "mkdtemp");
     /* the ranks outlive their host: they become our children, and how each
      * one ended (a crash is a failure too) is ours to see */
     HOST_CHECK("fault_host", prctl(PR_SET_CHILD_SUBREAPER, 1) == 0, "subreaper");
@@ -308,7 +388,7 @@ int main(int argc, char **argv) {
     if (host == 0) {
         close(out[0]);
         g_out = out[1];
-        host_main(argv[0]);
+        host_main(argv[0], dir);
     }
     close(out[1]);
     /* Every rank holds the pipe: EOF means all of them are gone. */
@@ -349,9 +429,11 @@ int main(int argc, char **argv) {
     HOST_CHECK("fault_host", WIFSIGNALED(host_status) && WTERMSIG(host_status) == SIGKILL,
                "the host was not killed in its %s upcall (status %d): the step never reached it",
                g_step, host_status);
-    HOST_CHECK("fault_host", reported == kLocal, "%d of %d ranks reported", reported, kLocal);
-    HOST_CHECK("fault_host", good == kLocal, "%d of %d ranks got an error and the event", good,
-               kLocal);
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    HOST_CHECK("fault_host", reported == expected, "%d of %d processes reported", reported,
+               expected);
+    HOST_CHECK("fault_host", good == expected, "%d of %d processes got an error and the event",
+               good, expected);
     printf("fault_host %s ok\n", g_step);
     return 0;
 }
