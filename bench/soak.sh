@@ -43,7 +43,8 @@ if [ "$MODE" = newkeys ]; then
   exit 0
 fi
 [ "$MODE" = soak ] || usage
-env $UNSET "$BUILD/bin/pmixrun" -n "$NP" --timeout $((SECS + 600)) "$W/soak_bench" mixed "${SECS}s" \
+# 30 s more than asked, so that the last full minute is sampled too
+env $UNSET "$BUILD/bin/pmixrun" -n "$NP" --timeout $((SECS + 600)) "$W/soak_bench" mixed "$((SECS + 30))s" \
     >"$W/out" 2>"$W/err" &
 pid=$!
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0; }
