@@ -24,3 +24,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     file
 # slurm (issue 20): dropin.slurm_srun_pmix runs a private one-node Slurm whose mpi/pmix_v4 plugin (slurmstepd) hosts our server.
 $SUDO apt-get install -y -qq --no-install-recommends slurmd slurmctld slurm-client munge slurm-wlm-basic-plugins
+# faults (issue 19): clang and its libFuzzer runtime build the fuzz targets scripts/test.sh runs (tests/fuzz).
+$SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev

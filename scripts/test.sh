@@ -2,6 +2,8 @@
 # Builds pmixpp from scratch and runs the whole test suite twice:
 #   1. build/       RelWithDebInfo, warnings as errors
 #   2. build-asan/  ASan+UBSan, warnings as errors
+#   3. build-fuzz/  the libFuzzer targets (clang), each run for a short fixed
+#                   time (PMIXPP_FUZZ_SECONDS, default 10; 0 skips it)
 # Usage: scripts/test.sh [--quick]   (--quick: only the first configuration)
 #        scripts/test.sh --tsan      (only a third: build-tsan/, ThreadSanitizer at -O1,
 #                                     scripts/tsan.supp; docs/building.md, "ThreadSanitizer")
@@ -27,4 +29,13 @@ configure_build_test build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 if [ "${1:-}" != "--quick" ]; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         configure_build_test build-asan -DCMAKE_BUILD_TYPE=Debug -DPMIXPP_SANITIZE=address,undefined
+fi
+
+# faults (issue 19 item 2): each fuzz target for a short fixed time on its
+# corpus in tests/fuzz/corpus (docs/fuzzing.md); fails on any crash, leak or
+# sanitizer report.
+if [ "${1:-}" != "--quick" ] && [ "${PMIXPP_FUZZ_SECONDS:-10}" != 0 ]; then
+    # fuzz_codec is left out until its open PMIX_REGATTR round-trip defect
+    # (docs/fuzzing.md, bug 4) is fixed: a 10 s run may hit it.
+    JOBS=$jobs scripts/fuzz.sh "${PMIXPP_FUZZ_SECONDS:-10}" fuzz_frame fuzz_handshake fuzz_regex
 fi

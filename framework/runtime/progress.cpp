@@ -1,6 +1,8 @@
 #include "runtime/progress.hpp"
 
 #include <event2/thread.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include "runtime/logging.hpp"
 
@@ -129,6 +131,16 @@ bool ProgressEngine::pump_once() {
 
 void ProgressEngine::thread_main() {
     thread_id_ = std::this_thread::get_id();
+    // Every socket write happens on this thread, and libevent's (writev on a
+    // queued frame) cannot pass MSG_NOSIGNAL: a peer that died raises
+    // SIGPIPE, which would kill an application that keeps the default
+    // action (faults.server_killed_in_query). Blocked here, the write fails
+    // with EPIPE and the channel closes as for any lost peer; the signal
+    // stays pending on this thread only and goes with it.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     for (;;) {
         in_dispatch_ = true;
         // NO_EXIT_ON_EMPTY: with no event pending (before the connection is

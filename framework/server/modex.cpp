@@ -175,14 +175,18 @@ void Modex::append_changes(std::vector<std::uint8_t> &stream, const ClientRecord
                            std::uint64_t seen) {
     if (seen >= c.commit_seq) return;  // the receiver holds it all
     if (!c.local_deltas.empty() && c.local_deltas.front().first <= seen + 1) {
+        // The deltas are contiguous up to commit_seq: those after `seen` are
+        // the last (commit_seq - seen), found without walking the history
+        // (a job that commits a new key every round keeps them all: walking
+        // them made every fence cost grow with the rounds, issue 19 item 7).
+        const auto first = c.local_deltas.end() - static_cast<std::ptrdiff_t>(c.commit_seq - seen);
         std::size_t bytes = 0;
-        for (const auto &[seq, blob] : c.local_deltas)
-            if (seq > seen) bytes += blob.size();
+        for (auto it = first; it != c.local_deltas.end(); ++it) bytes += it->second.size();
         if (bytes < c.local_blob.size()) {
             std::vector<std::uint8_t> changes;
             changes.reserve(bytes);
-            for (const auto &[seq, blob] : c.local_deltas)
-                if (seq > seen) changes.insert(changes.end(), blob.begin(), blob.end());
+            for (auto it = first; it != c.local_deltas.end(); ++it)
+                changes.insert(changes.end(), it->second.begin(), it->second.end());
             wire::append_record(stream, c.proc, changes);
             return;
         }

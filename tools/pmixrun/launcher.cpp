@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -123,7 +124,23 @@ std::string program_path(const AppSpec &app) {
     return find_program(app.program);
 }
 
+// The ranks whose handshake reached the host (client_connected_upcall).
+std::mutex g_connected_mutex;
+std::set<std::pair<std::string, pmix_rank_t>> g_connected;
+
+bool ever_connected(const std::string &nspace, pmix_rank_t rank) {
+    std::lock_guard lock(g_connected_mutex);
+    return g_connected.count({nspace, rank}) != 0;
+}
+
 }  // namespace
+
+pmix_status_t client_connected_upcall(const pmix_proc_t *proc, void *, pmix_info_t[], size_t,
+                                      pmix_op_cbfunc_t, void *) {
+    std::lock_guard lock(g_connected_mutex);
+    g_connected.insert({proc->nspace, proc->rank});
+    return PMIX_OPERATION_SUCCEEDED;
+}
 
 std::string find_program(const std::string &name) {
     auto runnable = [](const std::string &p) {
@@ -514,6 +531,19 @@ int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &t
             children_.erase(it);
             job_services_ended(proc.nspace, proc.rank);
             int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            if (code != 0 && !ever_connected(proc.nspace, proc.rank)) {
+                // Only the host knows that a rank which never connected (or
+                // died mid-handshake) is gone: without this its peers' fence,
+                // connect or group waits for it forever (faults.client_killed_
+                // in_handshake). Deregistering departs it in the server. A
+                // rank that connected departs by its lost connection and
+                // stays registered (a local member of its job's collectives).
+                pmix_proc_t gone{};
+                std::memcpy(gone.nspace, proc.nspace.data(),
+                            std::min<std::size_t>(proc.nspace.size(), PMIX_MAX_NSLEN));
+                gone.rank = proc.rank;
+                PMIx_server_deregister_client(&gone, nullptr, nullptr);
+            }
             if (code != 0 && !terminated) {
                 raise_proc_terminated(proc.nspace, proc.rank, code, WIFSIGNALED(st));
             }

@@ -135,6 +135,14 @@ pmix_status_t spawn_upcall(const pmix_proc_t *proc, const pmix_info_t job_info[]
                            const pmix_app_t apps[], size_t napps, pmix_spawn_cbfunc_t cbfunc,
                            void *cbdata);
 
+// pmix_server_module_t::client_connected2: records that the rank's
+// handshake reached the host (faults, issue 19). A rank that dies before
+// that has no connection whose loss departs it in the server: wait_all()
+// deregisters it instead.
+pmix_status_t client_connected_upcall(const pmix_proc_t *proc, void *server_object,
+                                      pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                      void *cbdata);
+
 // The path of an executable program (`name` with a '/', else searched in
 // PATH), or "" when there is none.
 std::string find_program(const std::string &name);

@@ -193,6 +193,7 @@ int main(int argc, char **argv) {
     pmix_server_module_t module{};
     module.abort = on_abort;
     module.spawn = pmixrun::spawn_upcall;
+    module.client_connected2 = pmixrun::client_connected_upcall;  // launcher.hpp (faults)
     pmixrun::install_data_server(module);     // publish, lookup, unpublish, client_finalized
     pmixrun::install_job_services(module);    // job_control, log
     pmixrun::install_event_services(module);  // register_events, notify_event (events.hpp)

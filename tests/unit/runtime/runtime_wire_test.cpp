@@ -8,6 +8,10 @@
 #include <cstring>
 #include <thread>
 
+#include <cerrno>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "runtime/progress.hpp"
 #include "runtime/rwlock.hpp"
 #include "wire/regex.hpp"
@@ -321,4 +325,24 @@ TEST(WriterPreferringRwLock, AWaitingWriterKeepsNewReadersOut) {
     lock.unlock_shared();
     writer.join();
     EXPECT_TRUE(writer_done.load());
+}
+
+// faults (issue 19): a write to a dead peer on the progress thread (libevent
+// writes queued frames with writev, which cannot pass MSG_NOSIGNAL) fails
+// with EPIPE instead of killing the process with SIGPIPE's default action.
+TEST(ProgressEngine, AWriteToADeadPeerOnTheProgressThreadFailsWithoutSigpipe) {
+    auto &e = ProgressEngine::instance();
+    ASSERT_TRUE(e.acquire().ok());
+    int fds[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    ::close(fds[1]);
+    Completion<int> done;
+    e.post([&] {
+        const ssize_t n = ::write(fds[0], "x", 1);
+        done.complete(n < 0 ? errno : 0);
+    });
+    ASSERT_TRUE(done.wait(std::chrono::seconds(10)));
+    EXPECT_EQ(done.value(), EPIPE);
+    ::close(fds[0]);
+    e.release();
 }
