@@ -8,6 +8,7 @@
 #include "event/process_events.hpp"
 #include "mca/logging.hpp"
 #include "pmixpp/mca/info.hpp"
+#include "runtime/progress.hpp"
 
 namespace pmixpp::client {
 
@@ -44,6 +45,10 @@ void Client::notify_event(const events::Event &ev, std::function<void(pmix_statu
 }
 
 bool Client::notify_event_direct(const events::Event &ev, std::function<void(pmix_status_t)> done) {
+    // Only when every closure posted so far has run: a request this thread
+    // posted just before (a group construct, say) must reach the server
+    // first (integration.group_construct_aborted_by_a_participants_event).
+    if (runtime::ProgressEngine::instance().unfinished() != 0) return false;
     std::lock_guard lock(direct_mutex_);
     if (!direct_channel_) return false;
     const std::uint32_t tag = next_tag_++;

@@ -69,6 +69,7 @@ bool ProgressEngine::post(Task task) {
     std::lock_guard lock(mutex_);
     if (base_ == nullptr) return false;
     queue_.push_back(std::move(task));
+    unfinished_.fetch_add(1, std::memory_order_acq_rel);
     // The progress thread runs the queue before it next sleeps: run_posted()
     // loops until it is empty, dispatch returns after the current callbacks,
     // pump_once() does not block while it holds work. Waking the loop from
@@ -111,6 +112,7 @@ void ProgressEngine::run_posted() {
             } catch (const std::exception &e) {
                 log()->error("runtime: a task on the progress thread threw: {}", e.what());
             }
+            unfinished_.fetch_sub(1, std::memory_order_acq_rel);
         }
     }
 }

@@ -56,6 +56,14 @@ class ProgressEngine {
     // (the task is dropped).
     bool post(Task task);
 
+    // Closures posted and not yet finished (any thread). 0: every closure
+    // posted so far has run, so whatever it sent is in its channel's queue
+    // (Client::notify_event_direct writes from the caller's thread only then,
+    // to keep the caller's requests in order).
+    std::uint64_t unfinished() const noexcept {
+        return unfinished_.load(std::memory_order_acquire);
+    }
+
     // Run `task` on the progress thread and wait for it: inline when called
     // on the progress thread. Returns false if the engine is not running.
     bool run_sync(const Task &task);
@@ -86,6 +94,7 @@ class ProgressEngine {
     int users_ = 0;
     bool stopping_ = false;
     std::deque<Task> queue_;
+    std::atomic<std::uint64_t> unfinished_{0};  // posted, not yet run to its end
     event_base *base_ = nullptr;
     event *wake_ = nullptr;
     std::thread thread_;

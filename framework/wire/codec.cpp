@@ -428,8 +428,13 @@ class DecodeVisitor {
         dec_.get_raw(p, size);
     }
     void argv(char **&a) {
-        std::size_t count = 0;
-        if (!dec_.get_count(count, 8) || count == 0) return;  // each string takes >= 8 bytes
+        // The count includes the NULL that ends the array: count-1 strings
+        // follow, each taking >= 8 bytes. (An empty argv, count 1, may end
+        // the buffer: a regattr's description is its last field.)
+        uint64_t n = 0;
+        if (!dec_.get_u64(n) || n == 0) return;
+        if (n - 1 > dec_.remaining() / 8) return fail(PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER);
+        const auto count = static_cast<std::size_t>(n);
         a = static_cast<char **>(std::calloc(count, sizeof(char *)));  // count-1 strings + NULL
         if (!a) return fail(PMIX_ERR_NOMEM);
         for (std::size_t i = 0; i + 1 < count && ok(); ++i) {

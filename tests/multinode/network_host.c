@@ -452,7 +452,8 @@ static int run_node(int fd) {
         size_t nn1 = 0;
         pmix_info_t *inv1 = recv_infos(fd, &nn1);
         rc = PMIx_server_deliver_inventory(inv1, nn1, NULL, 0, NULL, NULL);
-        EXPECT(rc == PMIX_SUCCESS, "deliver node1's inventory: %s", PMIx_Error_string(rc));
+        EXPECT(rc == PMIX_OPERATION_SUCCEEDED, "deliver node1's inventory: %s",
+               PMIx_Error_string(rc));
         PMIX_INFO_FREE(inv1, nn1);
         /* The launch: setup_application here, its answer to both nodes. */
         uint32_t endpts = 2;

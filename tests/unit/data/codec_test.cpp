@@ -196,6 +196,32 @@ TEST(Codec, ReadingPastTheEndIsReported) {
               PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER);
 }
 
+// An empty argv (a non-NULL array holding only its NULL) is the last field of
+// a pmix_regattr_t, so it can end the buffer: it must unpack (the fuzzer's
+// round trip of PMIX_REGATTR found it refused as reading past the end).
+TEST(Codec, AnEmptyArgvAtTheEndOfTheBufferUnpacks) {
+    Buffer buf;
+    char *none[] = {nullptr};
+    pmix_regattr_t r;
+    std::memset(&r, 0, sizeof r);
+    r.name = const_cast<char *>("PMIX_JOB_SIZE");
+    std::strcpy(r.string, PMIX_JOB_SIZE);
+    r.type = PMIX_UINT32;
+    r.description = none;
+    ASSERT_EQ(PMIx_Data_pack(nullptr, &buf.b, &r, 1, PMIX_REGATTR), PMIX_SUCCESS);
+    pmix_regattr_t out;
+    std::memset(&out, 0, sizeof out);
+    int32_t n = 1;
+    ASSERT_EQ(PMIx_Data_unpack(nullptr, &buf.b, &out, &n, PMIX_REGATTR), PMIX_SUCCESS);
+    EXPECT_EQ(n, 1);
+    EXPECT_STREQ(out.name, "PMIX_JOB_SIZE");
+    EXPECT_STREQ(out.string, PMIX_JOB_SIZE);
+    ASSERT_NE(out.description, nullptr);  // empty, not absent
+    EXPECT_EQ(out.description[0], nullptr);
+    std::free(out.name);
+    std::free(out.description);
+}
+
 TEST(Codec, TruncatedValueOfEveryTypeIsRefusedWithoutLeaking) {
     for (pmix_data_type_t t : samples::all_types()) {
         SCOPED_TRACE(PMIx_Data_type_string(t));
