@@ -5,6 +5,7 @@
 
 #include "interfaces.hpp"
 #include "pmixpp/mca/node_maps.hpp"
+#include "pmixpp/mca/info.hpp"
 
 #include <charconv>
 #include <cstring>
@@ -17,11 +18,7 @@ namespace pmixpp::pnet_tcp {
 
 namespace {
 
-const pmix_info_t *find(std::span<const pmix_info_t> info, const char *key) {
-    for (const auto &i : info)
-        if (PMIX_CHECK_KEY(&i, key)) return &i;
-    return nullptr;
-}
+using mca::find_info;
 
 bool as_uint(const pmix_value_t &v, std::uint32_t &out) {
     std::int64_t n = -1;
@@ -127,7 +124,7 @@ TcpNetwork::TcpNetwork(Settings settings)
 mca::Status TcpNetwork::setup_application(std::string_view nspace,
                                           std::span<const pmix_info_t> job_info,
                                           const mca::KeyValueSink &launch_info) {
-    const pmix_info_t *fabric = find(job_info, PMIX_ALLOC_FABRIC);
+    const pmix_info_t *fabric = find_info(job_info, PMIX_ALLOC_FABRIC);
     if (fabric == nullptr) return mca::Status::success();  // no network asked for
     if (fabric->value.type != PMIX_DATA_ARRAY || fabric->value.data.darray == nullptr ||
         fabric->value.data.darray->type != PMIX_INFO)
@@ -136,17 +133,17 @@ mca::Status TcpNetwork::setup_application(std::string_view nspace,
     std::span<const pmix_info_t> request(
         static_cast<const pmix_info_t *>(fabric->value.data.darray->array),
         fabric->value.data.darray->size);
-    const pmix_info_t *type = find(request, PMIX_ALLOC_FABRIC_TYPE);
+    const pmix_info_t *type = find_info(request, PMIX_ALLOC_FABRIC_TYPE);
     if (type == nullptr || type->value.type != PMIX_STRING || type->value.data.string == nullptr)
         return bad("PMIX_ALLOC_FABRIC without a PMIX_ALLOC_FABRIC_TYPE string");
     if (std::string_view(type->value.data.string) != "tcp")
         return mca::Status::success();  // another module's fabric
-    const pmix_info_t *id = find(request, PMIX_ALLOC_FABRIC_ID);
+    const pmix_info_t *id = find_info(request, PMIX_ALLOC_FABRIC_ID);
     if (id == nullptr || id->value.type != PMIX_STRING || id->value.data.string == nullptr ||
         *id->value.data.string == '\0')
         return bad("PMIX_ALLOC_FABRIC without a PMIX_ALLOC_FABRIC_ID string");
     std::uint32_t endpoints = 0;
-    const pmix_info_t *endpts = find(request, PMIX_ALLOC_FABRIC_ENDPTS);
+    const pmix_info_t *endpts = find_info(request, PMIX_ALLOC_FABRIC_ENDPTS);
     if (endpts == nullptr || !as_uint(endpts->value, endpoints) || endpoints == 0)
         return bad("PMIX_ALLOC_FABRIC without a positive PMIX_ALLOC_FABRIC_ENDPTS");
     if (endpoints > used_.size())
@@ -154,14 +151,14 @@ mca::Status TcpNetwork::setup_application(std::string_view nspace,
                                                          " ports per process, the pool has " +
                                                          std::to_string(used_.size()));
     std::string plane;
-    if (const pmix_info_t *p = find(request, PMIX_ALLOC_FABRIC_PLANE); p != nullptr) {
+    if (const pmix_info_t *p = find_info(request, PMIX_ALLOC_FABRIC_PLANE); p != nullptr) {
         const char *text = string_of(p);
         if (text == nullptr || *text == '\0')
             return bad("PMIX_ALLOC_FABRIC_PLANE of job " + std::string(nspace) +
                        " is not an IP network string");
         plane = text;
     }
-    const bool maps = find(job_info, PMIX_NODE_MAP) != nullptr;
+    const bool maps = find_info(job_info, PMIX_NODE_MAP) != nullptr;
     if (!plane.empty() && !maps)
         return bad("PMIX_ALLOC_FABRIC_PLANE for job " + std::string(nspace) +
                    " needs the job's PMIX_NODE_MAP and PMIX_PROC_MAP");
@@ -184,10 +181,10 @@ mca::Status TcpNetwork::setup_application(std::string_view nspace,
 
 mca::Status TcpNetwork::setup_local_support(std::string_view nspace,
                                             std::span<const pmix_info_t> launch_info) {
-    const pmix_info_t *id = find(launch_info, kKeyId);
+    const pmix_info_t *id = find_info(launch_info, kKeyId);
     if (id == nullptr) return mca::Status::success();  // no TCP fabric for this job
-    const pmix_info_t *endpts = find(launch_info, kKeyEndpoints);
-    const pmix_info_t *key = find(launch_info, kKeySecret);
+    const pmix_info_t *endpts = find_info(launch_info, kKeyEndpoints);
+    const pmix_info_t *key = find_info(launch_info, kKeySecret);
     Job job;
     if (id->value.type != PMIX_STRING || id->value.data.string == nullptr || endpts == nullptr ||
         !as_uint(endpts->value, job.endpoints) || job.endpoints == 0 || key == nullptr ||
@@ -195,8 +192,8 @@ mca::Status TcpNetwork::setup_local_support(std::string_view nspace,
         return bad("malformed launch info for job " + std::string(nspace));
     job.id = id->value.data.string;
     job.key = key->value.data.string;
-    const pmix_info_t *nodes = find(launch_info, kKeyNodes);
-    const pmix_info_t *ports = find(launch_info, kKeyPorts);
+    const pmix_info_t *nodes = find_info(launch_info, kKeyNodes);
+    const pmix_info_t *ports = find_info(launch_info, kKeyPorts);
     if ((nodes == nullptr) != (ports == nullptr))
         return bad("launch info for job " + std::string(nspace) + " has half a plan");
     if (nodes != nullptr) {
@@ -267,7 +264,7 @@ void TcpNetwork::deregister_job(std::string_view nspace) {
 mca::Status TcpNetwork::collect_inventory(std::span<const pmix_info_t> directives,
                                           const mca::KeyValueSink &inventory) {
     std::string host;
-    if (const pmix_info_t *h = find(directives, PMIX_HOSTNAME);
+    if (const pmix_info_t *h = find_info(directives, PMIX_HOSTNAME);
         h != nullptr && h->value.type == PMIX_STRING && h->value.data.string != nullptr) {
         host = h->value.data.string;
         names_.insert(host);  // the host calls this node so (its node map will too)
@@ -331,20 +328,20 @@ mca::Status TcpNetwork::collect_inventory(std::span<const pmix_info_t> directive
 // delivery for the node replaces the earlier one.
 mca::Status TcpNetwork::deliver_inventory(std::span<const pmix_info_t> inventory,
                                           std::span<const pmix_info_t>) {
-    const char *node = string_of(find(inventory, PMIX_HOSTNAME));
-    const pmix_info_t *all = find(inventory, PMIX_FABRIC_DEVICES);
+    const char *node = string_of(find_info(inventory, PMIX_HOSTNAME));
+    const pmix_info_t *all = find_info(inventory, PMIX_FABRIC_DEVICES);
     if (node == nullptr || all == nullptr) return mca::Status::success();  // not ours
     std::vector<Device> devices;
     for (const pmix_info_t &d : info_array(*all)) {
         if (!PMIX_CHECK_KEY(&d, PMIX_FABRIC_DEVICE)) continue;
         const auto attrs = info_array(d);
-        const char *fabric = string_of(find(attrs, PMIX_FABRIC_IDENTIFIER));
-        const char *name = string_of(find(attrs, PMIX_FABRIC_DEVICE_NAME));
+        const char *fabric = string_of(find_info(attrs, PMIX_FABRIC_IDENTIFIER));
+        const char *name = string_of(find_info(attrs, PMIX_FABRIC_DEVICE_NAME));
         if (fabric == nullptr || std::string_view(fabric) != "tcp" || name == nullptr) continue;
         Device device;
         device.name = name;
-        const char *addrs = string_of(find(attrs, kKeyAddresses));
-        const char *planes = string_of(find(attrs, PMIX_FABRIC_PLANE));
+        const char *addrs = string_of(find_info(attrs, kKeyAddresses));
+        const char *planes = string_of(find_info(attrs, PMIX_FABRIC_PLANE));
         device.addresses = split(addrs != nullptr ? addrs : "", ',');
         device.networks = split(planes != nullptr ? planes : "", ',');
         if (device.addresses.size() != device.networks.size())
@@ -454,8 +451,8 @@ mca::Result<TcpNetwork::Where> TcpNetwork::choose(const std::string &node,
 mca::Status TcpNetwork::plan(std::string_view nspace, std::span<const pmix_info_t> job_info,
                              std::uint32_t endpoints, const std::string &plane,
                              const mca::KeyValueSink &launch_info) {
-    const char *node_map = string_of(find(job_info, PMIX_NODE_MAP));
-    const char *proc_map = string_of(find(job_info, PMIX_PROC_MAP));
+    const char *node_map = string_of(find_info(job_info, PMIX_NODE_MAP));
+    const char *proc_map = string_of(find_info(job_info, PMIX_PROC_MAP));
     const auto index = node_map != nullptr && proc_map != nullptr
                            ? mca::maps::MapIndex::build(node_map, proc_map)
                            : std::nullopt;

@@ -1,5 +1,6 @@
 // Fabrics (fabric.hpp): fabric objects built from the node inventory.
 #include "server/fabric.hpp"
+#include "pmixpp/mca/info.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -10,14 +11,10 @@ namespace pmixpp::server {
 
 namespace {
 
-const pmix_info_t *find_key(std::span<const pmix_info_t> info, const char *key) {
-    for (const auto &i : info)
-        if (PMIX_CHECK_KEY(&i, key)) return &i;
-    return nullptr;
-}
+using mca::find_info;
 
 std::string string_of(std::span<const pmix_info_t> info, const char *key) {
-    const pmix_info_t *i = find_key(info, key);
+    const pmix_info_t *i = find_info(info, key);
     if (i == nullptr || i->value.type != PMIX_STRING || i->value.data.string == nullptr) return {};
     return i->value.data.string;
 }
@@ -42,7 +39,7 @@ struct Device {
 
 // The PMIX_FABRIC_DEVICE entries of one node's inventory.
 void devices_of(std::span<const pmix_info_t> inventory, std::vector<Device> &out) {
-    const pmix_info_t *all = find_key(inventory, PMIX_FABRIC_DEVICES);
+    const pmix_info_t *all = find_info(inventory, PMIX_FABRIC_DEVICES);
     if (all == nullptr || all->value.type != PMIX_DATA_ARRAY || all->value.data.darray == nullptr ||
         all->value.data.darray->type != PMIX_INFO)
         return;
@@ -99,7 +96,7 @@ Fabrics::Record *Fabrics::find(const pmix_fabric_t &fabric) const {
 pmix_status_t Fabrics::register_fabric(pmix_fabric_t &fabric,
                                        std::span<const pmix_info_t> directives) {
     for (const char *key : {PMIX_FABRIC_IDENTIFIER, PMIX_FABRIC_VENDOR, PMIX_FABRIC_PLANE}) {
-        const pmix_info_t *d = find_key(directives, key);
+        const pmix_info_t *d = find_info(directives, key);
         if (d != nullptr && (d->value.type != PMIX_STRING || d->value.data.string == nullptr))
             return PMIX_ERR_BAD_PARAM;
     }

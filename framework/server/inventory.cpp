@@ -10,19 +10,16 @@
 
 #include "mca/logging.hpp"
 #include "runtime/devices.hpp"
+#include "pmixpp/mca/info.hpp"
 
 namespace pmixpp::server {
 
 namespace {
 
+using mca::find_info;
+
 auto log() {
     return mca::framework_logger("server");
-}
-
-const pmix_info_t *find(std::span<const pmix_info_t> info, const char *key) {
-    for (const auto &i : info)
-        if (PMIX_CHECK_KEY(&i, key)) return &i;
-    return nullptr;
 }
 
 const char *string_of(const pmix_info_t *i) {
@@ -46,7 +43,7 @@ mca::Result<wire::InfoArray> Inventory::collect(std::span<const pmix_info_t> dir
         for (auto &i : out) PMIx_Value_destruct(&i.value);
     };
     std::string host;
-    if (const char *named = string_of(find(directives, PMIX_HOSTNAME))) {
+    if (const char *named = string_of(find_info(directives, PMIX_HOSTNAME))) {
         host = named;
     } else {
         char name[256] = {};
@@ -89,7 +86,7 @@ mca::Result<wire::InfoArray> Inventory::collect(std::span<const pmix_info_t> dir
 
 mca::Status Inventory::deliver(std::span<const pmix_info_t> inventory,
                                std::span<const pmix_info_t> directives) {
-    const char *host = string_of(find(inventory, PMIX_HOSTNAME));
+    const char *host = string_of(find_info(inventory, PMIX_HOSTNAME));
     if (host == nullptr)
         return mca::Status(PMIX_ERR_BAD_PARAM,
                            "deliver_inventory: the inventory names no node (PMIX_HOSTNAME)");
