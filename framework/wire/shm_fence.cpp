@@ -76,21 +76,26 @@ static std::atomic_ref<T> at(T &field) {
     return std::atomic_ref<T>(field);
 }
 
+// A boolean wire_base_* parameter with default 1, registered at first use:
+// true unless it is set to 0.
+static bool on_unless_zero(const char *name, const char *description) {
+    mca::ParamSpec spec;
+    spec.name = name;
+    spec.framework = "wire";
+    spec.component = "base";
+    spec.type = mca::ParamType::boolean;
+    spec.description = description;
+    spec.default_value = "1";
+    auto result = mca::ParameterRegistry::process_wide().register_param(spec);
+    return !result || result.value().int_value != 0;
+}
+
 bool ShmFence::enabled() {
-    static const bool on = [] {
-        mca::ParamSpec spec;
-        spec.name = "wire_base_fence_shm";
-        spec.framework = "wire";
-        spec.component = "base";
-        spec.type = mca::ParamType::boolean;
-        spec.description =
-            "Fences without data among the processes of a job that runs entirely on this node "
-            "meet in a shared-memory barrier (server side; 0: every fence goes through the "
-            "server's socket)";
-        spec.default_value = "1";
-        auto result = mca::ParameterRegistry::process_wide().register_param(spec);
-        return !result || result.value().int_value != 0;
-    }();
+    static const bool on = on_unless_zero(
+        "wire_base_fence_shm",
+        "Fences without data among the processes of a job that runs entirely on this node "
+        "meet in a shared-memory barrier (server side; 0: every fence goes through the "
+        "server's socket)");
     return on;
 }
 
@@ -352,21 +357,12 @@ struct ShmData::Layout {
 };
 
 bool ShmData::enabled() {
-    static const bool on = [] {
-        mca::ParamSpec spec;
-        spec.name = "wire_base_fence_shm_data";
-        spec.framework = "wire";
-        spec.component = "base";
-        spec.type = mca::ParamType::boolean;
-        spec.description =
-            "The data of a collecting fence over a whole job that runs on this node is written "
-            "once into a shared-memory segment that every client reads in place (server: offer "
-            "the segment; client: map it). 0: each client receives its own copy through its "
-            "socket";
-        spec.default_value = "1";
-        auto result = mca::ParameterRegistry::process_wide().register_param(spec);
-        return !result || result.value().int_value != 0;
-    }();
+    static const bool on = on_unless_zero(
+        "wire_base_fence_shm_data",
+        "The data of a collecting fence over a whole job that runs on this node is written "
+        "once into a shared-memory segment that every client reads in place (server: offer "
+        "the segment; client: map it). 0: each client receives its own copy through its "
+        "socket");
     return on;
 }
 
