@@ -142,6 +142,11 @@ mca::Status TcpNetwork::setup_application(std::string_view nspace,
     if (id == nullptr || id->value.type != PMIX_STRING || id->value.data.string == nullptr ||
         *id->value.data.string == '\0')
         return bad("PMIX_ALLOC_FABRIC without a PMIX_ALLOC_FABRIC_ID string");
+    // Per-node endpoints are not built (a TCP port belongs to a process;
+    // docs/network.md): refused rather than ignored.
+    if (find_info(request, PMIX_ALLOC_FABRIC_ENDPTS_NODE) != nullptr)
+        return mca::Status(PMIX_ERR_NOT_SUPPORTED,
+                           "pnet_tcp: PMIX_ALLOC_FABRIC_ENDPTS_NODE is not supported");
     std::uint32_t endpoints = 0;
     const pmix_info_t *endpts = find_info(request, PMIX_ALLOC_FABRIC_ENDPTS);
     if (endpts == nullptr || !as_uint(endpts->value, endpoints) || endpoints == 0)

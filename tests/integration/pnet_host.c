@@ -6,7 +6,8 @@
  *   job B (2 procs): rank 0 gets the last 2 ports and another key, rank 1
  *     finds the pool exhausted (OUT_OF_RESOURCE); after job A is
  *     deregistered, rank 1 gets ports A had;
- *   a PMIX_ALLOC_FABRIC without an id: BAD_PARAM.
+ *   a PMIX_ALLOC_FABRIC without an id: BAD_PARAM; one asking
+ *     PMIX_ALLOC_FABRIC_ENDPTS_NODE: NOT_SUPPORTED (not built).
  * Then jobs set up with their node and proc maps (this machine as the one
  * node), whose ports are reserved for every rank at setup_application:
  *   job C (2 procs) and job D (1 proc): disjoint ports, two keys; every
@@ -16,6 +17,7 @@
  *     OUT_OF_RESOURCE; after C is deregistered, E gets C's ports;
  *   a plane no interface is on: NOT_FOUND; a plane this machine has (an IPv4
  *     network of one of its interfaces): the child is told that interface. */
+#include <pmix.h>
 #include <pmix_server.h>
 
 #include <arpa/inet.h>
@@ -94,12 +96,16 @@ static void register_job(const char *name, int nprocs) {
  * plane NULL: none), with the job's node and proc maps when `procs` is not
  * NULL, then setup_local_support with its answer. Returns
  * setup_application's status. */
+static uint32_t endpts_node = 0; /* > 0: the request asks PMIX_ALLOC_FABRIC_ENDPTS_NODE */
+
 static pmix_status_t set_up_with(const char *name, const char *id, uint32_t endpts,
                                  const char *node, const char *procs, const char *plane) {
     pmix_nspace_t ns;
     PMIX_LOAD_NSPACE(ns, name);
-    pmix_info_t req[4];
+    pmix_info_t req[5];
     size_t n = 0;
+    if (endpts_node > 0)
+        PMIX_INFO_LOAD(&req[n++], PMIX_ALLOC_FABRIC_ENDPTS_NODE, &endpts_node, PMIX_UINT32);
     if (id != NULL) PMIX_INFO_LOAD(&req[n++], PMIX_ALLOC_FABRIC_ID, id, PMIX_STRING);
     PMIX_INFO_LOAD(&req[n++], PMIX_ALLOC_FABRIC_TYPE, "tcp", PMIX_STRING);
     PMIX_INFO_LOAD(&req[n++], PMIX_ALLOC_FABRIC_ENDPTS, &endpts, PMIX_UINT32);
@@ -300,6 +306,11 @@ int main(void) {
 
     rc = set_up("pnet-a", NULL, 2);
     CHECK(rc == PMIX_ERR_BAD_PARAM, "no PMIX_ALLOC_FABRIC_ID: %s", PMIx_Error_string(rc));
+    /* Per-node endpoints are not built: refused, never ignored. */
+    endpts_node = 1;
+    rc = set_up("pnet-a", "fabric-a", 2);
+    CHECK(rc == PMIX_ERR_NOT_SUPPORTED, "PMIX_ALLOC_FABRIC_ENDPTS_NODE: %s", PMIx_Error_string(rc));
+    endpts_node = 0;
 
     struct endpoint a0, a1, b0, b1;
     CHECK(set_up("pnet-a", "fabric-a", 2) == PMIX_SUCCESS, "job A set-up failed");
