@@ -250,5 +250,10 @@ int main(int argc, char **argv) {
     printf("RESULT floor_median %llu\n", (unsigned long long)pct(med, (size_t)n, 0.5));
     printf("RESULT floor_p90 %llu\n", (unsigned long long)pct(p90, (size_t)n, 0.5));
     printf("INFO %d receivers, %zu events each, gap %ld us\n", n, events, gap_us);
+    free(med);
+    free(p90);
+    free(done);
+    free(fds);
+    free(pids);
     return 0;
 }
