@@ -35,7 +35,6 @@ fi
 # corpus in tests/fuzz/corpus (docs/fuzzing.md); fails on any crash, leak or
 # sanitizer report.
 if [ "${1:-}" != "--quick" ] && [ "${PMIXPP_FUZZ_SECONDS:-10}" != 0 ]; then
-    # fuzz_codec is left out until its open PMIX_REGATTR round-trip defect
-    # (docs/fuzzing.md, bug 4) is fixed: a 10 s run may hit it.
-    JOBS=$jobs scripts/fuzz.sh "${PMIXPP_FUZZ_SECONDS:-10}" fuzz_frame fuzz_handshake fuzz_regex
+    JOBS=$jobs scripts/fuzz.sh "${PMIXPP_FUZZ_SECONDS:-10}" fuzz_frame fuzz_handshake fuzz_codec \
+        fuzz_regex
 fi
