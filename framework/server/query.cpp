@@ -293,7 +293,8 @@ bool Queries::answer_key(std::span<const pmix_info_t> qualifiers, const std::str
                          const std::string &caller_nspace, HostInfo &out) const {
     const auto &q = qualifiers;
     const char *k = key.c_str();
-    if (hooks_.service_keys && hooks_.service_keys(qualifiers, key, out)) return true;  // groups, psets
+    if (hooks_.service_keys && hooks_.service_keys(qualifiers, key, out))
+        return true;  // groups, psets
     if (key == PMIX_QUERY_ATTRIBUTE_SUPPORT) {
         // The host's level only: the client answers the library's levels
         // itself (api/attribute_support.cpp) and merges.

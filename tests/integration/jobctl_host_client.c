@@ -682,9 +682,11 @@ static void mode_alloc(void) {
     PMIX_INFO_LOAD(&info, PMIX_ALLOC_REQ_ID, "req.7", PMIX_STRING);
     rc = PMIx_Allocation_request_nb(PMIX_ALLOC_EXTEND, &info, 1, on_alloc, NULL);
     PMIX_INFO_DESTRUCT(&info);
-    for (int i = 0; rc == PMIX_SUCCESS && i < 30000 && !__atomic_load_n(&alloc_fired, __ATOMIC_SEQ_CST); ++i) nap();
-    if (rc == PMIX_SUCCESS && __atomic_load_n(&alloc_fired, __ATOMIC_SEQ_CST) && alloc_status == PMIX_SUCCESS &&
-        strcmp(alloc_req_id, "req.7") == 0)
+    for (int i = 0;
+         rc == PMIX_SUCCESS && i < 30000 && !__atomic_load_n(&alloc_fired, __ATOMIC_SEQ_CST); ++i)
+        nap();
+    if (rc == PMIX_SUCCESS && __atomic_load_n(&alloc_fired, __ATOMIC_SEQ_CST) &&
+        alloc_status == PMIX_SUCCESS && strcmp(alloc_req_id, "req.7") == 0)
         printf("alloc ok: non-blocking, request id %s\n", alloc_req_id);
     else
         fail("non-blocking allocation request", rc != PMIX_SUCCESS ? rc : alloc_status);
