@@ -18,6 +18,7 @@ namespace pmixpp::gds_hash {
 using mca::as_u32;
 using mca::find_info;
 using mca::info_key;
+using mca::info_members;
 using mca::KeyValueSink;
 using mca::Result;
 using mca::Status;
@@ -92,16 +93,6 @@ std::string_view as_string(const pmix_value_t &v) noexcept {
 // A bool qualifier counts when true; one of another type by its presence.
 bool flag_set(const pmix_value_t &v) noexcept {
     return v.type != PMIX_BOOL || v.data.flag;
-}
-
-// The members of an info-array value (PMIX_*_INFO_ARRAY), or nullopt if the
-// value is not a PMIX_DATA_ARRAY of PMIX_INFO.
-std::optional<std::span<const pmix_info_t>> info_members(const pmix_value_t &v) noexcept {
-    if (v.type != PMIX_DATA_ARRAY || v.data.darray == nullptr) return std::nullopt;
-    const pmix_data_array_t &array = *v.data.darray;
-    if (array.size == 0) return std::span<const pmix_info_t>{};
-    if (array.type != PMIX_INFO || array.array == nullptr) return std::nullopt;
-    return std::span<const pmix_info_t>(static_cast<const pmix_info_t *>(array.array), array.size);
 }
 
 const pmix_value_t *lookup(const Table *table, std::string_view key) noexcept {

@@ -18,8 +18,7 @@ using pmixpp::client::InfoAnswerDone;
 
 namespace {
 
-// The key of the credential in a get_credential reply (server/credentials.hpp).
-constexpr const char *kCredentialKey = "pmixpp.cred";
+using pmixpp::wire::kCredentialKey;  // the credential in a get_credential reply
 
 pmix_status_t get_async(const pmix_info_t info[], size_t ninfo, InfoAnswerDone done) {
     if (pmix_status_t rc = pmixpp::client::request_gate(); rc != PMIX_SUCCESS) return rc;

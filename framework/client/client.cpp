@@ -281,7 +281,7 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
         if (engine_held) engine.release();
         return connected.status().code();  // the connection closes here, never watched
     }
-    adopt(std::move(connected).value(), transports.value(), "PMIx_Init");
+    adopt(std::move(connected).value(), transports.value(), wire::Role::client, "PMIx_Init");
     {
         std::unique_lock lock(view_mutex_);
         store_ = store;
@@ -294,11 +294,9 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
 }
 
 void Client::adopt(Handshaken &&connected, std::shared_ptr<ptl_base::Transports> transports,
-                   const char *who) {
+                   wire::Role role, const char *who) {
     auto handover = std::make_shared<Handshaken>(std::move(connected));
-    // A client's requests may be written from the caller's thread
-    // (notify_event_direct); a tool's connection changes with the server it talks to.
-    const bool client_role = std::strcmp(who, "PMIx_Init") == 0;
+    const bool client_role = role == wire::Role::client;
     ProgressEngine::instance().post(
         [this, transports = std::move(transports), handover, who, client_role] {
             transports_ = transports;

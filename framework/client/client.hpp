@@ -159,9 +159,11 @@ class Client {
     // The progress thread takes over a connection the connector handshook
     // (connector.hpp): its channel opens there, the early frames are handled,
     // then what the server sends next. Posted; the caller does not wait (every
-    // later request is posted after it). `who` names the init for log messages.
+    // later request is posted after it). `role`: a client's connection may also
+    // be written from the caller's thread (notify_event_direct); a tool's
+    // changes with the server it talks to. `who` names the init for log messages.
     void adopt(Handshaken &&connected, std::shared_ptr<ptl_base::Transports> transports,
-               const char *who);
+               wire::Role role, const char *who);
     void on_frame(wire::Channel &ch, wire::Frame &&frame);
     void on_close(wire::Channel &ch, const std::string &reason);
     void store_stream(std::span<const std::uint8_t> stream);

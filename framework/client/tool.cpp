@@ -364,7 +364,7 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
         log()->error("PMIx_tool_init: {} ({})", result.message, PMIx_Error_string(result.status));
         return result.status;
     }
-    adopt(std::move(*connected), transports.value(), "PMIx_tool_init");
+    adopt(std::move(*connected), transports.value(), wire::Role::tool, "PMIx_tool_init");
     const pmix_proc_t me = assigned;
     {
         std::unique_lock lock(view_mutex_);
@@ -416,7 +416,7 @@ pmix_status_t Client::tool_attach(std::span<const pmix_info_t> info, pmix_proc_t
         // An unconnected tool: this server becomes its only one.
         auto store = gds_base::Datastore::acquire();
         if (!store) return store.status().code();
-        adopt(std::move(link), transports.value(), "PMIx_tool_attach_to_server");
+        adopt(std::move(link), transports.value(), wire::Role::tool, "PMIx_tool_attach_to_server");
         {
             std::unique_lock lock(view_mutex_);
             store_ = store.value();

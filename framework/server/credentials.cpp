@@ -15,6 +15,7 @@ using wire::BodyReader;
 using wire::BodyWriter;
 using wire::Channel;
 using wire::Frame;
+using wire::kCredentialKey;
 
 namespace {
 

@@ -16,10 +16,6 @@
 
 namespace pmixpp::server {
 
-// The key under which a get_credential reply carries the credential itself
-// (a PMIX_BYTE_OBJECT) ahead of the host's info (wire/protocol.hpp).
-inline constexpr const char *kCredentialKey = "pmixpp.cred";
-
 class Credentials final {
   public:
     Credentials(const HostUpcalls &host, RequestTable &requests);

@@ -10,6 +10,7 @@
 
 #include "server/client_table.hpp"
 #include "server/groups.hpp"
+#include "server/info_build.hpp"
 
 namespace pmixpp::server::group_util {
 
@@ -33,17 +34,7 @@ inline bool is_member(const GroupRecord &g, const ProcKey &proc) {
                        [&](const auto &m) { return names(m, proc); });
 }
 
-inline pmix_info_t load_info(const char *key, const void *data, pmix_data_type_t type) {
-    pmix_info_t i;
-    std::memset(&i, 0, sizeof i);
-    PMIx_Info_load(&i, key, data, type);
-    return i;
-}
-
-inline pmix_info_t procs_info(const char *key, const std::vector<pmix_proc_t> &procs) {
-    pmix_data_array_t darray{PMIX_PROC, procs.size(),
-                             const_cast<pmix_proc_t *>(procs.empty() ? nullptr : procs.data())};
-    return load_info(key, &darray, PMIX_DATA_ARRAY);
-}
+using server::load_info;   // info_build.hpp
+using server::procs_info;  // info_build.hpp
 
 }  // namespace pmixpp::server::group_util

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "mca/logging.hpp"
+#include "server/info_build.hpp"
 #include "server/upcall_results.hpp"
 #include "wire/codec.hpp"
 
@@ -14,43 +15,16 @@ namespace {
 
 using mca::as_u32;
 using mca::find_info;
+using mca::info_members;
 
 auto log() {
     return mca::framework_logger("server");
-}
-
-pmix_info_t load_info(const char *key, const void *data, pmix_data_type_t type) {
-    pmix_info_t i;
-    std::memset(&i, 0, sizeof i);
-    PMIx_Info_load(&i, key, data, type);
-    return i;
-}
-
-pmix_info_t procs_info(const char *key, const std::vector<pmix_proc_t> &procs) {
-    pmix_data_array_t darray{PMIX_PROC, procs.size(),
-                             const_cast<pmix_proc_t *>(procs.empty() ? nullptr : procs.data())};
-    return load_info(key, &darray, PMIX_DATA_ARRAY);
-}
-
-pmix_info_t names_info(const char *key, const std::vector<std::string> &names) {
-    std::vector<char *> ptrs;
-    for (const auto &n : names) ptrs.push_back(const_cast<char *>(n.c_str()));
-    pmix_data_array_t darray{PMIX_STRING, ptrs.size(), ptrs.empty() ? nullptr : ptrs.data()};
-    return load_info(key, &darray, PMIX_DATA_ARRAY);
 }
 
 // Whether `member` (a proc, or a whole job by PMIX_RANK_WILDCARD) names `proc`.
 bool names(const pmix_proc_t &member, const pmix_proc_t &proc) {
     return std::strncmp(member.nspace, proc.nspace, PMIX_MAX_NSLEN) == 0 &&
            (member.rank == PMIX_RANK_WILDCARD || member.rank == proc.rank);
-}
-
-// The infos of a DATA_ARRAY of INFO value; empty for anything else.
-std::span<const pmix_info_t> info_members(const pmix_value_t &v) {
-    if (v.type != PMIX_DATA_ARRAY || v.data.darray == nullptr || v.data.darray->type != PMIX_INFO ||
-        v.data.darray->array == nullptr)
-        return {};
-    return {static_cast<const pmix_info_t *>(v.data.darray->array), v.data.darray->size};
 }
 
 // The names a PMIX_PSET_NAMES value carries: a DATA_ARRAY of STRING, or one
@@ -120,7 +94,7 @@ void ProcessSets::job_registered(const std::string &nspace, std::span<const pmix
     job_deregistered(nspace);
     for (const auto &i : info) {
         if (!PMIX_CHECK_KEY(&i, PMIX_PROC_DATA)) continue;
-        const auto members = info_members(i.value);
+        const auto members = info_members(i.value).value_or(std::span<const pmix_info_t>{});
         const pmix_info_t *rank = find_info(members, PMIX_RANK);
         const pmix_info_t *psets = find_info(members, PMIX_PSET_NAMES);
         if (rank == nullptr || psets == nullptr) continue;
@@ -168,7 +142,7 @@ bool ProcessSets::answer_query(std::span<const pmix_info_t> qualifiers, const st
     if (key == PMIX_QUERY_PSET_NAMES) {
         std::vector<std::string> all;
         for (const auto &[name, set] : sets_) all.push_back(name);
-        auto i = names_info(key.c_str(), all);
+        auto i = strings_info(key.c_str(), all);
         out.adopt(i);
         return true;
     }
@@ -188,7 +162,7 @@ bool ProcessSets::answer_query(std::span<const pmix_info_t> qualifiers, const st
             return false;
         const auto names_of = sets_of(*q->value.data.proc);
         if (names_of.empty()) return false;
-        auto i = names_info(key.c_str(), names_of);
+        auto i = strings_info(key.c_str(), names_of);
         out.adopt(i);
         return true;
     }

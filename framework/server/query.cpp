@@ -35,6 +35,7 @@
 #include <optional>
 
 #include "server/queries.hpp"
+#include "server/info_build.hpp"
 #include "server/upcall_results.hpp"
 #include "wire/protocol.hpp"
 
@@ -79,13 +80,6 @@ std::string target_nspace(std::span<const pmix_info_t> q, const std::string &cal
                            strnlen(i->value.data.proc->nspace, PMIX_MAX_NSLEN));
     }
     return caller;
-}
-
-pmix_info_t make_info(const char *key, const void *data, pmix_data_type_t type) {
-    pmix_info_t i;
-    std::memset(&i, 0, sizeof i);
-    PMIx_Info_load(&i, key, data, type);
-    return i;
 }
 
 // A DATA_ARRAY value over a malloc'd array it takes over.
@@ -310,7 +304,7 @@ bool Queries::answer_key(std::span<const pmix_info_t> qualifiers, const std::str
     if (key == PMIX_QUERY_SUPPORTED_KEYS) {
         std::string all;
         for (const char *x : kLibraryKeys) all += (all.empty() ? "" : ",") + std::string(x);
-        auto i = make_info(k, all.c_str(), PMIX_STRING);
+        auto i = load_info(k, all.c_str(), PMIX_STRING);
         out.adopt(i);
         return true;
     }
@@ -319,7 +313,7 @@ bool Queries::answer_key(std::span<const pmix_info_t> qualifiers, const std::str
         for (const auto &[ns, job] : clients_.jobs()) {
             if (job.registered) all += (all.empty() ? "" : ",") + ns;
         }
-        auto i = make_info(k, all.c_str(), PMIX_STRING);
+        auto i = load_info(k, all.c_str(), PMIX_STRING);
         out.adopt(i);
         return true;
     }
@@ -338,12 +332,12 @@ bool Queries::answer_key(std::span<const pmix_info_t> qualifiers, const std::str
         auto *outer = static_cast<pmix_info_t *>(std::calloc(jobs.size(), sizeof(pmix_info_t)));
         for (std::size_t j = 0; j < jobs.size(); ++j) {
             std::vector<pmix_info_t> inner;
-            inner.push_back(make_info(PMIX_NSPACE, jobs[j]->nspace.c_str(), PMIX_STRING));
+            inner.push_back(load_info(PMIX_NSPACE, jobs[j]->nspace.c_str(), PMIX_STRING));
             if (jobs[j]->job_size > 0)
-                inner.push_back(make_info(PMIX_JOB_SIZE, &jobs[j]->job_size, PMIX_UINT32));
+                inner.push_back(load_info(PMIX_JOB_SIZE, &jobs[j]->job_size, PMIX_UINT32));
             pmix_proc_t wild = proc_of({jobs[j]->nspace, PMIX_RANK_WILDCARD});
             if (auto cmd = job_string(wild, PMIX_CMD_LINE))
-                inner.push_back(make_info(PMIX_CMD_LINE, cmd->c_str(), PMIX_STRING));
+                inner.push_back(load_info(PMIX_CMD_LINE, cmd->c_str(), PMIX_STRING));
             auto *arr = static_cast<pmix_info_t *>(std::calloc(inner.size(), sizeof(pmix_info_t)));
             std::memcpy(arr, inner.data(), inner.size() * sizeof(pmix_info_t));
             outer[j] = make_array_info(PMIX_QUERY_NAMESPACE_INFO, PMIX_INFO, arr, inner.size());
@@ -357,7 +351,7 @@ bool Queries::answer_key(std::span<const pmix_info_t> qualifiers, const std::str
     if (job == nullptr || !job->registered) return false;
     if (key == PMIX_JOB_SIZE) {
         if (job->job_size == 0) return false;
-        auto i = make_info(k, &job->job_size, PMIX_UINT32);
+        auto i = load_info(k, &job->job_size, PMIX_UINT32);
         out.adopt(i);
         return true;
     }

@@ -192,4 +192,8 @@ enum class Command : std::uint16_t {
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };
 
+// The key under which a get_credential reply carries the credential itself
+// (a PMIX_BYTE_OBJECT) ahead of the host's info.
+inline constexpr const char *kCredentialKey = "pmixpp.cred";
+
 }  // namespace pmixpp::wire

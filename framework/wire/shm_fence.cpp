@@ -55,6 +55,52 @@ std::string next_segment_name() {
            std::to_string(counter.fetch_add(1));
 }
 
+// A new segment `name` (mode 0600) of `size` zero bytes, mapped: its open
+// descriptor, `base` set; -1 with `error` set and nothing left behind.
+int create_mapped(const std::string &name, std::size_t size, void *&base, std::string &error) {
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        error = errno_text(("shm_open " + name).c_str());
+        return -1;
+    }
+    base = MAP_FAILED;
+    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        error = errno_text("ftruncate");
+    } else {
+        base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (base == MAP_FAILED) error = errno_text("mmap");
+    }
+    if (base != MAP_FAILED) return fd;
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    return -1;
+}
+
+// An existing segment `name` of at least `min_size` bytes, mapped whole: its
+// open descriptor, `base` and `size` set; -1 with `error` set.
+int open_mapped(const std::string &name, std::size_t min_size, void *&base, std::size_t &size,
+                std::string &error) {
+    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        error = errno_text(("shm_open " + name).c_str());
+        return -1;
+    }
+    struct stat st {};
+    base = MAP_FAILED;
+    if (::fstat(fd, &st) != 0) {
+        error = errno_text("fstat");
+    } else if (static_cast<std::size_t>(st.st_size) < min_size) {
+        error = "segment " + name + " is too small";
+    } else {
+        size = static_cast<std::size_t>(st.st_size);
+        base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (base == MAP_FAILED) error = errno_text("mmap");
+    }
+    if (base != MAP_FAILED) return fd;
+    ::close(fd);
+    return -1;
+}
+
 }  // namespace
 
 struct ShmFence::Layout {
@@ -152,24 +198,11 @@ std::unique_ptr<ShmFence> ShmFence::create(std::uint32_t nprocs, std::string &er
     }
     remove_stale();
     const std::string name = next_segment_name();
-    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        error = errno_text(("shm_open " + name).c_str());
-        return nullptr;
-    }
     const std::size_t size = Layout::size_for(nprocs);
-    void *base = MAP_FAILED;
-    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-        error = errno_text("ftruncate");
-    } else {
-        base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (base == MAP_FAILED) error = errno_text("mmap");
-    }
+    void *base = nullptr;
+    const int fd = create_mapped(name, size, base, error);
+    if (fd < 0) return nullptr;
     ::close(fd);
-    if (base == MAP_FAILED) {
-        ::shm_unlink(name.c_str());
-        return nullptr;
-    }
     auto *l = static_cast<Layout *>(base);  // zero-filled by ftruncate
     l->nprocs = nprocs;
     l->broken = PMIX_SUCCESS;
@@ -178,25 +211,11 @@ std::unique_ptr<ShmFence> ShmFence::create(std::uint32_t nprocs, std::string &er
 }
 
 std::unique_ptr<ShmFence> ShmFence::open(const std::string &name, std::string &error) {
-    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0) {
-        error = errno_text(("shm_open " + name).c_str());
-        return nullptr;
-    }
-    struct stat st {};
-    void *base = MAP_FAILED;
+    void *base = nullptr;
     std::size_t size = 0;
-    if (::fstat(fd, &st) != 0) {
-        error = errno_text("fstat");
-    } else if (static_cast<std::size_t>(st.st_size) < Layout::size_for(1)) {
-        error = "segment " + name + " is too small";
-    } else {
-        size = static_cast<std::size_t>(st.st_size);
-        base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (base == MAP_FAILED) error = errno_text("mmap");
-    }
+    const int fd = open_mapped(name, Layout::size_for(1), base, size, error);
+    if (fd < 0) return nullptr;
     ::close(fd);
-    if (base == MAP_FAILED) return nullptr;
     auto *l = static_cast<Layout *>(base);
     if (at(l->magic).load(std::memory_order_acquire) != kMagic || l->nprocs == 0 ||
         l->nprocs > kMaxProcs || Layout::size_for(l->nprocs) > size) {
@@ -395,24 +414,10 @@ std::unique_ptr<ShmData> ShmData::create(std::uint32_t nprocs, std::string &erro
         return nullptr;
     }
     const std::string name = next_segment_name();
-    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        error = errno_text(("shm_open " + name).c_str());
-        return nullptr;
-    }
     const std::size_t size = page_round(Layout::data_offset(nprocs));
-    void *base = MAP_FAILED;
-    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-        error = errno_text("ftruncate");
-    } else {
-        base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (base == MAP_FAILED) error = errno_text("mmap");
-    }
-    if (base == MAP_FAILED) {
-        ::close(fd);
-        ::shm_unlink(name.c_str());
-        return nullptr;
-    }
+    void *base = nullptr;
+    const int fd = create_mapped(name, size, base, error);  // kept: the segment grows
+    if (fd < 0) return nullptr;
     auto *l = static_cast<Layout *>(base);  // zero-filled by ftruncate
     l->nprocs = nprocs;
     at(l->magic).store(kDataMagic, std::memory_order_release);
@@ -420,27 +425,10 @@ std::unique_ptr<ShmData> ShmData::create(std::uint32_t nprocs, std::string &erro
 }
 
 std::unique_ptr<ShmData> ShmData::open(const std::string &name, std::string &error) {
-    const int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0) {
-        error = errno_text(("shm_open " + name).c_str());
-        return nullptr;
-    }
-    struct stat st {};
-    void *base = MAP_FAILED;
+    void *base = nullptr;
     std::size_t size = 0;
-    if (::fstat(fd, &st) != 0) {
-        error = errno_text("fstat");
-    } else if (static_cast<std::size_t>(st.st_size) < Layout::data_offset(1)) {
-        error = "segment " + name + " is too small";
-    } else {
-        size = static_cast<std::size_t>(st.st_size);
-        base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (base == MAP_FAILED) error = errno_text("mmap");
-    }
-    if (base == MAP_FAILED) {
-        ::close(fd);
-        return nullptr;
-    }
+    const int fd = open_mapped(name, Layout::data_offset(1), base, size, error);
+    if (fd < 0) return nullptr;
     auto *l = static_cast<Layout *>(base);
     if (at(l->magic).load(std::memory_order_acquire) != kDataMagic || l->nprocs == 0 ||
         l->nprocs > kMaxProcs || Layout::data_offset(l->nprocs) > size) {

@@ -116,6 +116,16 @@ inline std::optional<std::int64_t> info_int(std::span<const pmix_info_t> infos,
     return info == nullptr ? std::nullopt : as_int(info->value);
 }
 
+// The entries of an info-array value (a PMIX_DATA_ARRAY of PMIX_INFO: a
+// PMIX_PROC_DATA, a PMIX_*_INFO_ARRAY); std::nullopt for any other value.
+inline std::optional<std::span<const pmix_info_t>> info_members(const pmix_value_t &v) noexcept {
+    if (v.type != PMIX_DATA_ARRAY || v.data.darray == nullptr) return std::nullopt;
+    const pmix_data_array_t &array = *v.data.darray;
+    if (array.size == 0) return std::span<const pmix_info_t>{};
+    if (array.type != PMIX_INFO || array.array == nullptr) return std::nullopt;
+    return std::span<const pmix_info_t>(static_cast<const pmix_info_t *>(array.array), array.size);
+}
+
 // The string `key` of `infos`: std::nullopt when absent, not a PMIX_STRING,
 // or empty (an empty path or name is as good as none).
 inline std::optional<std::string> info_string(std::span<const pmix_info_t> infos,
