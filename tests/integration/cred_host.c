@@ -5,9 +5,13 @@
  *                            rank 1 validates it (the holder's uid, gid and
  *                            proc come back), a tampered copy is refused,
  *                            both _nb forms, PMIX_CRED_TYPE, bad arguments.
- *        cred_host none      a host embedding the server without the
- *                            credential upcalls; it forks itself as the client,
- *                            which gets PMIX_ERR_NOT_SUPPORTED for both.
+ *        cred_host none      a host embedding the server with only the
+ *                            validate_credential upcall, which refuses through
+ *                            its callback with a reason and checks the
+ *                            PMIX_USERID/PMIX_GRPID the library added; it forks
+ *                            itself as the client, whose get_credential is
+ *                            PMIX_ERR_NOT_SUPPORTED (no upcall) and whose
+ *                            validation is PMIX_ERR_INVALID_CRED with the reason.
  * Prints "cred ok: <what>" per check; every wait is bounded. */
 #include <pmix.h>
 #include <pmix_server.h>
@@ -150,12 +154,43 @@ static int none_client(void) {
     pmix_byte_object_t some = {(char *)"abc", 3};
     pmix_info_t *results = NULL;
     size_t nresults = 0;
-    rc = PMIx_Validate_credential(&some, NULL, 0, &results, &nresults);
-    CHECK(rc == PMIX_ERR_NOT_SUPPORTED, "validate without upcall: %s", PMIx_Error_string(rc));
-    printf("cred ok: no upcalls, not supported\n");
+    /* A forged uid among the directives: the host must see the real one. */
+    pmix_info_t forged;
+    uint32_t root = 0;
+    PMIX_INFO_LOAD(&forged, PMIX_USERID, &root, PMIX_UINT32);
+    rc = PMIx_Validate_credential(&some, &forged, 1, &results, &nresults);
+    const pmix_value_t *why = value_of(results, nresults, PMIX_EVENT_TEXT_MESSAGE);
+    CHECK(rc == PMIX_ERR_INVALID_CRED && why != NULL && why->type == PMIX_STRING &&
+              strcmp(why->data.string, "3 bytes from the right uid and gid") == 0,
+          "validate refused by the host: %s", PMIx_Error_string(rc));
+    PMIX_INFO_FREE(results, nresults);
+    PMIX_INFO_DESTRUCT(&forged);
+    printf("cred ok: no get upcall, not supported; validation refused by the host\n");
     fflush(stdout);
     PMIx_Finalize(NULL, 0);
     return 0;
+}
+
+/* The host's validate_credential: refuses every credential, saying what it saw. */
+static pmix_status_t on_validate(const pmix_proc_t *proc, const pmix_byte_object_t *cred,
+                                 const pmix_info_t directives[], size_t ndirs,
+                                 pmix_validation_cbfunc_t cbfunc, void *cbdata) {
+    (void)proc;
+    const pmix_value_t *uid = value_of(directives, ndirs, PMIX_USERID);
+    const pmix_value_t *gid = value_of(directives, ndirs, PMIX_GRPID);
+    size_t uids = 0; /* exactly one PMIX_USERID: the client's forged one replaced */
+    for (size_t i = 0; i < ndirs; ++i) uids += PMIX_CHECK_KEY(&directives[i], PMIX_USERID);
+    const int ids = uids == 1 && uid->type == PMIX_UINT32 &&
+                    uid->data.uint32 == (uint32_t)getuid() && gid != NULL &&
+                    gid->type == PMIX_UINT32 && gid->data.uint32 == (uint32_t)getgid();
+    char text[64];
+    snprintf(text, sizeof text, "%zu bytes from the %s uid and gid", cred->size,
+             ids ? "right" : "wrong");
+    pmix_info_t why;
+    PMIX_INFO_LOAD(&why, PMIX_EVENT_TEXT_MESSAGE, text, PMIX_STRING);
+    cbfunc(PMIX_ERR_INVALID_CRED, &why, 1, cbdata);
+    PMIX_INFO_DESTRUCT(&why);
+    return PMIX_SUCCESS;
 }
 
 int main(int argc, char **argv) {
@@ -165,6 +200,7 @@ int main(int argc, char **argv) {
     CHECK(argc > 1 && strcmp(argv[1], "none") == 0, "usage: cred_host pmixrun|none");
     pmix_server_module_t module;
     memset(&module, 0, sizeof module);
+    module.validate_credential = on_validate;
     CHECK(PMIx_server_init(&module, NULL, 0) == PMIX_SUCCESS, "server init");
     CHECK(host_register_job("cr", 1) == PMIX_SUCCESS, "register job");
     pmix_proc_t p;
