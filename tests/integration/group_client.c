@@ -430,17 +430,30 @@ static void on_left(size_t id, pmix_status_t status, const pmix_proc_t *source, 
     if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
+/* Registration completes on the progress thread: the status lands in a flag
+ * that outlives the caller's frame, and the caller waits for it, so no event
+ * sent after this returns is missed. */
+static _Atomic int reg_done = 0;
+static _Atomic pmix_status_t reg_status = PMIX_ERR_TIMEOUT;
+
 static void registered(pmix_status_t status, size_t ref, void *cbdata) {
-    (void)ref;
-    *(pmix_status_t *)cbdata = status;
+    (void)ref, (void)cbdata;
+    reg_status = status;
+    reg_done = 1;
+}
+
+static void register_handler(pmix_status_t *codes, size_t ncodes, pmix_notification_fn_t fn) {
+    reg_done = 0;
+    PMIx_Register_event_handler(codes, ncodes, NULL, 0, fn, registered, NULL);
+    while (!reg_done) usleep(1000); /* bounded by alarm() */
+    if (reg_status != PMIX_SUCCESS) FAIL("register handler: %s", PMIx_Error_string(reg_status));
 }
 
 static void mode_leave(void) {
     pmix_proc_t *procs = all_ranks(0);
-    pmix_status_t code = PMIX_GROUP_LEFT, reg = PMIX_ERR_TIMEOUT;
-    PMIx_Register_event_handler(&code, 1, NULL, 0, on_left, registered, &reg);
-    pmix_status_t ucode = PMIX_GROUP_MEMBERSHIP_UPDATE, ureg = PMIX_ERR_TIMEOUT;
-    PMIx_Register_event_handler(&ucode, 1, NULL, 0, on_update, registered, &ureg);
+    pmix_status_t code = PMIX_GROUP_LEFT, ucode = PMIX_GROUP_MEMBERSHIP_UPDATE;
+    register_handler(&code, 1, on_left);
+    register_handler(&ucode, 1, on_update);
     construct("leave-grp", procs, nprocs, 0, SIZE_MAX);
     const pmix_rank_t leaver = nprocs - 1;
     if (me.rank == leaver) {
@@ -567,10 +580,9 @@ static void on_member_failed(size_t id, pmix_status_t status, const pmix_proc_t 
  * destruct completes without it. */
 static void mode_notify(void) {
     pmix_proc_t *procs = all_ranks(0);
-    pmix_status_t code = PMIX_GROUP_MEMBER_FAILED, reg = PMIX_ERR_TIMEOUT;
-    PMIx_Register_event_handler(&code, 1, NULL, 0, on_member_failed, registered, &reg);
-    pmix_status_t ucode = PMIX_GROUP_MEMBERSHIP_UPDATE, ureg = PMIX_ERR_TIMEOUT;
-    PMIx_Register_event_handler(&ucode, 1, NULL, 0, on_update, registered, &ureg);
+    pmix_status_t code = PMIX_GROUP_MEMBER_FAILED, ucode = PMIX_GROUP_MEMBERSHIP_UPDATE;
+    register_handler(&code, 1, on_member_failed);
+    register_handler(&ucode, 1, on_update);
     pmix_info_t info[2];
     bool yes = true;
     int timeout = 30;
@@ -624,8 +636,8 @@ static void notify_group(pmix_status_t code, pmix_rank_t group_rank) {
  * is rank 2); rank 0 notifies {ev-grp, 0} (rank 2 only) and
  * {ev-grp, WILDCARD} (the members). Rank 3, not a member, only fences. */
 static void mode_notify_group(void) {
-    pmix_status_t codes[2] = {-3200, -3201}, reg = PMIX_ERR_TIMEOUT;
-    PMIx_Register_event_handler(codes, 2, NULL, 0, on_group_event, registered, &reg);
+    pmix_status_t codes[2] = {-3200, -3201};
+    register_handler(codes, 2, on_group_event);
     if (me.rank <= 2) {
         pmix_proc_t procs[3];
         for (int i = 0; i < 3; ++i) PMIX_LOAD_PROCID(&procs[i], me.nspace, 2 - i);
