@@ -38,10 +38,13 @@ const char *unsupported_directive(std::span<const pmix_info_t> info) {
 }
 
 // PMIX_GROUP_ENDPT_DATA as this library fills it: bytes modex record stream
-// (REMOTE blobs), u32 n, n x (proc, u64 local context id).
+// (REMOTE blobs), u32 n, n x (proc, u64 local context id), then (when the
+// server had any) procs: its members that departed or never came in a
+// construct with PMIX_GROUP_OPTIONAL or PMIX_GROUP_FT_COLLECTIVE.
 struct EndpointData {
     std::vector<std::uint8_t> stream;
     std::vector<std::pair<pmix_proc_t, std::uint64_t>> cids;
+    std::vector<pmix_proc_t> absent;
 };
 
 bool parse_endpoint(std::span<const std::uint8_t> bytes, EndpointData &out) {
@@ -56,6 +59,7 @@ bool parse_endpoint(std::span<const std::uint8_t> bytes, EndpointData &out) {
         r.u64(cid);
         out.cids.emplace_back(p, cid);
     }
+    if (r.ok() && !r.finished()) r.procs(out.absent);
     return r.finished();
 }
 
@@ -162,11 +166,8 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
     const bool optional = mca::info_flag(info.span(), PMIX_GROUP_OPTIONAL).value_or(false);
     const bool ft = mca::info_flag(info.span(), PMIX_GROUP_FT_COLLECTIVE).value_or(false);
     const bool leader = mca::info_flag(info.span(), PMIX_GROUP_LEADER).value_or(false);
-    if ((optional || ft || leader) && !collectives_.all_local(canonical)) {
-        log()->info(
-            "server: group {}: PMIX_GROUP_OPTIONAL / _FT_COLLECTIVE / _LEADER across servers "
-            "is not supported",
-            id);
+    if (leader && !collectives_.all_local(canonical)) {
+        log()->info("server: group {}: PMIX_GROUP_LEADER across servers is not supported", id);
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -265,6 +266,11 @@ std::vector<std::uint8_t> Groups::endpoint_data(const Pending &p) {
     for (const auto &[k, cid] : p.local_cids) {
         if (cid != SIZE_MAX) w.proc(proc_of(k)).u64(cid);
     }
+    if (!p.missing.empty()) {
+        std::vector<pmix_proc_t> absent;
+        for (const auto &k : p.missing) absent.push_back(proc_of(k));
+        w.procs(absent.data(), absent.size());
+    }
     return w.take();
 }
 
@@ -309,10 +315,23 @@ void Groups::construct_proceed(const std::string &id) {
         collectives_.complete(tid, PMIX_ERR_NOT_SUPPORTED);
         return;
     }
+    call_host_construct(id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// optional members across servers (PMIX_GROUP_OPTIONAL, PMIX_GROUP_FT_COLLECTIVE)
+
+void Groups::call_host_construct(const std::string &id) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    Pending &p = it->second;
+    p.host_called = true;
+    const std::uint64_t tid = p.tracker;
     auto args = std::make_shared<HostArgs>();
     for (const auto &i : p.directives ? p.directives->span() : std::span<const pmix_info_t>{}) {
         if (PMIX_CHECK_KEY(&i, PMIX_GROUP_LOCAL_CID) || PMIX_CHECK_KEY(&i, PMIX_GROUP_ENDPT_DATA) ||
-            PMIX_CHECK_KEY(&i, PMIX_GROUP_ASSIGN_CONTEXT_ID) || PMIX_CHECK_KEY(&i, PMIX_TIMEOUT))
+            PMIX_CHECK_KEY(&i, PMIX_GROUP_ASSIGN_CONTEXT_ID) || PMIX_CHECK_KEY(&i, PMIX_TIMEOUT) ||
+            PMIX_CHECK_KEY(&i, PMIX_GROUP_MEMBERSHIP))
             continue;
         args->add_copy(i);
     }
@@ -320,14 +339,64 @@ void Groups::construct_proceed(const std::string &id) {
     if (p.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(p.timeout_s));
     const pmix_status_t local_status = PMIX_SUCCESS;
     args->load(PMIX_LOCAL_COLLECTIVE_STATUS, &local_status, PMIX_STATUS);
+    if (!p.missing.empty()) {
+        // This server's view of the membership, in group-rank order: the
+        // processes without its members that departed or never came. The
+        // host answers the servers' views intersected (docs/groups.md).
+        std::vector<pmix_proc_t> view = p.orders_differ ? p.canonical : p.order;
+        std::erase_if(view, [&](const pmix_proc_t &m) { return p.missing.count(key_of(m)) != 0; });
+        args->info.push_back(procs_info(PMIX_GROUP_MEMBERSHIP, view));
+    }
     auto endpoint = std::make_shared<std::vector<std::uint8_t>>(endpoint_data(p));
     pmix_byte_object_t bo{reinterpret_cast<char *>(endpoint->data()), endpoint->size()};
     args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
     call_host(PMIX_GROUP_CONSTRUCT, id, p.canonical, args,
               [this, id, tid](pmix_status_t st, wire::InfoArray results) {
+                  auto pit = pending_.find(id);
+                  if (pit != pending_.end() && pit->second.parked) {
+                      // The local tracker timed out meanwhile: finish from its copy.
+                      const auto parked = pit->second.parked;
+                      pit->second.parked.reset();
+                      construct_finished(id, *parked, st, results);
+                      return;
+                  }
                   host_results_[id] = std::move(results);
                   collectives_.complete(tid, st);
               });
+}
+
+bool Groups::construct_timed_out(const std::string &id, const FenceTracker &t) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return false;
+    Pending &p = it->second;
+    if (!(p.optional || p.ft_collective) || collectives_.all_local(p.canonical)) return false;
+    if (p.host_called) {
+        // Handed to the host, which bounds it with the PMIX_TIMEOUT it got:
+        // its answer (the other servers' absent members with it) finishes.
+        p.parked = std::make_shared<FenceTracker>(t);
+        log()->info("server: group {}: local timeout while the host collects; awaiting it", id);
+        return true;
+    }
+    if (!p.optional || t.contributed.empty() || host_->group == nullptr || !p.voters.empty() ||
+        p.failed_leader || !p.undecided.empty())
+        return false;
+    // Optional members that never came: the host is asked without them.
+    std::set<ProcKey> late;
+    for (const auto &k : t.expected_local) {
+        if (t.contributed.count(k) == 0) late.insert(k);
+    }
+    p.missing.insert(late.begin(), late.end());
+    if (!late.empty()) failed_[id] = Failed{PMIX_ERR_TIMEOUT, late};
+    auto parked = std::make_shared<FenceTracker>(t);
+    for (const auto &k : late) parked->expected_local.erase(k);
+    p.expected_local = parked->expected_local;
+    p.any_contributed = true;
+    p.ready = true;
+    p.parked = parked;
+    log()->info("server: group {}: {} optional members late; the host is asked without them", id,
+                late.size());
+    call_host_construct(id);
+    return true;
 }
 
 void Groups::construct_finished(const std::string &id, const FenceTracker &t, pmix_status_t status,
@@ -337,6 +406,7 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
         for (const auto &[k, reply] : t.contributed) send_reply(reply, status_body(status));
         return;
     }
+    if (status == PMIX_ERR_TIMEOUT && construct_timed_out(id, t)) return;
     Pending p = std::move(it->second);
     pending_.erase(it);
 
@@ -359,6 +429,7 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
     }
     std::vector<std::uint8_t> remote_stream;
     std::set<ProcKey> from_host;  // in remote_stream
+    std::set<ProcKey> absent;     // reported by the servers (endpoint data)
     if (status == PMIX_SUCCESS) {
         const auto results = host_results.span();
         if (const auto *m = find_info(results, PMIX_GROUP_MEMBERSHIP)) {
@@ -387,6 +458,7 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
                 continue;
             }
             for (const auto &[proc, cid] : e.cids) cids[key_of(proc)] = cid;
+            for (const auto &a : e.absent) absent.insert(key_of(a));
             std::vector<wire::ModexRecord> records;
             if (!wire::parse_records(e.stream, records)) continue;
             for (auto &rec : records) {
@@ -409,6 +481,9 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
         return;
     }
 
+    // The members another server reported absent (optional members across
+    // servers), also when the host's membership still names them.
+    std::erase_if(members, [&](const pmix_proc_t &m) { return absent.count(key_of(m)) != 0; });
     GroupRecord g{id,
                   members,
                   context_id,
@@ -417,7 +492,8 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
                   std::set<ProcKey>(p.leaders.begin(), p.leaders.end())};
     // The standard: PARTIAL_SUCCESS when optional members did not take part
     // (or a leader went on without a failed member).
-    const pmix_status_t final_status = p.missing.empty() ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+    const bool reduced = !p.missing.empty() || members.size() < p.canonical.size();
+    const pmix_status_t final_status = reduced ? PMIX_ERR_PARTIAL_SUCCESS : PMIX_SUCCESS;
     const MemberData data = member_data(g, std::move(remote_stream), from_host);
     for (const auto &[k, reply] : t.contributed)
         send_reply(reply, member_reply(g, final_status, cids, data, k));

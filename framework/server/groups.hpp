@@ -128,6 +128,13 @@ class Groups final : public DepartureListener {
         bool ready = false;
         bool any_contributed = false;
         std::set<ProcKey> expected_local;
+        // Across servers (groups.cpp, "optional members across servers"):
+        // handed to the host's group upcall; with PMIX_GROUP_OPTIONAL or
+        // _FT_COLLECTIVE the host bounds it (PMIX_TIMEOUT was passed on),
+        // and a local timeout meanwhile parks the finished tracker here
+        // until the host's answer comes.
+        bool host_called = false;
+        std::shared_ptr<FenceTracker> parked;
     };
 
     void handle_construct(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
@@ -218,6 +225,15 @@ class Groups final : public DepartureListener {
     void abort_construct(const std::string &id, const pmix_proc_t *source);
     void construct_finished(const std::string &id, const FenceTracker &t, pmix_status_t status,
                             const wire::InfoArray &host_results);
+    // ---- optional members across servers (groups.cpp) ----
+    // The construct's `group` upcall (PMIX_GROUP_CONSTRUCT) with this
+    // server's absent members; its answer completes the tracker (or the
+    // parked one).
+    void call_host_construct(const std::string &id);
+    // A construct's tracker finished with PMIX_ERR_TIMEOUT: true when the
+    // construct goes on (optional members across servers: the host is
+    // called without the late ones, or its answer is awaited).
+    bool construct_timed_out(const std::string &id, const FenceTracker &t);
     void destruct_ready(const std::string &id, const FenceTracker &t);
     // The `group` upcall; `done` runs on the progress thread with its answer.
     void call_host(pmix_group_operation_t op, const std::string &id,

@@ -19,10 +19,16 @@
 //   group         each node sends its PMIX_GROUP_ENDPT_DATA under the
 //                 operation's key (op and group id); both hand back the two
 //                 parts and, when a context id was asked, node0's proposal.
+//                 A node whose server lost optional members passes its view
+//                 of the membership (PMIX_GROUP_MEMBERSHIP); both answer the
+//                 views intersected, in node0's order (docs/groups.md).
 //   notify_event  the event goes to the other node, whose server gets it with
 //                 PMIx_Notify_event (group events: PMIX_GROUP_LEFT).
 // Every fence is job-wide here, so both nodes see their fences in the same
 // order and match them by sequence number.
+//
+// TWONODE_NO_VIEWS (environment) makes the group answer carry the endpoint
+// data only, never PMIX_GROUP_MEMBERSHIP (a host that does not combine views).
 //
 // --stagger MS makes node1 wait MS milliseconds before it registers the job,
 // so that node0's clients ask node1 for data it does not know yet.
@@ -126,6 +132,10 @@ struct PendingGroup {
     bool assign = false;
     uint64_t my_cid = 0, their_cid = 0;
     std::vector<char> mine, theirs;  // each node's PMIX_GROUP_ENDPT_DATA
+    // Each node's view of the membership (PMIX_GROUP_MEMBERSHIP directive;
+    // none: every proc named).
+    bool my_view = false, their_view = false;
+    std::vector<pmix_proc_t> mine_members, their_members;
     pmix_info_cbfunc_t cbfunc = nullptr;
     void *cbdata = nullptr;
 };
@@ -153,7 +163,9 @@ struct Node {
 
     // statistics for the summary line
     unsigned nfences = 0, nfences_with_data = 0, nasked = 0, nserved = 0, ngroups = 0;
-    unsigned nevents = 0;  // events sent to the other node (notify_event upcall)
+    unsigned nevents = 0;      // events sent to the other node (notify_event upcall)
+    unsigned nviews = 0;       // group upcalls that passed this node's membership view
+    bool answer_views = true;  // false (TWONODE_NO_VIEWS set): endpoint data only
     size_t fence_bytes = 0;
 
     bool send(MsgType type, int32_t status, uint64_t id, uint32_t rank, const char *data,
@@ -244,6 +256,7 @@ pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info
 }
 
 void add_info(std::vector<pmix_info_t> &v, const char *key, const void *data, pmix_data_type_t t);
+void put_bytes(std::vector<char> &out, const void *p, size_t n);
 
 // The answer to the library: both nodes' endpoint data and, when asked for,
 // node0's context id. Holds its infos until the library releases them.
@@ -273,6 +286,22 @@ void complete_group_locked(const std::string &key, std::unique_lock<std::mutex> 
         const size_t cid = g_node.id == 0 ? gr.my_cid : gr.their_cid;
         add_info(a->info, PMIX_GROUP_CONTEXT_ID, &cid, PMIX_SIZE);
     }
+    if ((gr.my_view || gr.their_view) && g_node.answer_views) {
+        // The reduced membership: node0's view (else node1's) without what
+        // the other node's view lacks.
+        const bool v0 = g_node.id == 0 ? gr.my_view : gr.their_view;
+        const bool v1 = g_node.id == 0 ? gr.their_view : gr.my_view;
+        const auto &m0 = g_node.id == 0 ? gr.mine_members : gr.their_members;
+        const auto &m1 = g_node.id == 0 ? gr.their_members : gr.mine_members;
+        std::vector<pmix_proc_t> members;
+        for (const auto &p : v0 ? m0 : m1) {
+            bool keep = !(v0 && v1);
+            for (const auto &q : m1) keep = keep || PMIX_CHECK_PROCID(&p, &q);
+            if (keep) members.push_back(p);
+        }
+        pmix_data_array_t darray{PMIX_PROC, members.size(), members.data()};
+        add_info(a->info, PMIX_GROUP_MEMBERSHIP, &darray, PMIX_DATA_ARRAY);
+    }
     lock.unlock();
     gr.cbfunc(PMIX_SUCCESS, a->info.empty() ? nullptr : a->info.data(), a->info.size(), gr.cbdata,
               release_group_answer, a);
@@ -283,8 +312,16 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
                        const pmix_info_t directives[], size_t ndirs, pmix_info_cbfunc_t cbfunc,
                        void *cbdata) {
     std::vector<char> mine;
-    bool assign = false;
+    bool assign = false, view = false;
+    std::vector<pmix_proc_t> members;
     for (size_t i = 0; i < ndirs; ++i) {
+        const pmix_value_t &v = directives[i].value;
+        if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_MEMBERSHIP) && v.type == PMIX_DATA_ARRAY &&
+            v.data.darray != nullptr && v.data.darray->type == PMIX_PROC) {
+            const auto *p = static_cast<const pmix_proc_t *>(v.data.darray->array);
+            members.assign(p, p + v.data.darray->size);
+            view = true;
+        }
         if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ENDPT_DATA) &&
             directives[i].value.type == PMIX_BYTE_OBJECT) {
             const auto &bo = directives[i].value.data.bo;
@@ -293,19 +330,27 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
         if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ASSIGN_CONTEXT_ID))
             assign = PMIX_INFO_TRUE(&directives[i]);
     }
-    // The payload: the key (op:id), a NUL, then the endpoint data.
+    // The payload: the key (op:id), a NUL, a flag (a view follows), the
+    // view (u32 n, n procs), then the endpoint data.
     const std::string key = std::to_string(static_cast<int>(op)) + ":" + grp;
     std::vector<char> payload(key.begin(), key.end());
     payload.push_back('\0');
+    payload.push_back(view ? 1 : 0);
+    const uint32_t nview = static_cast<uint32_t>(members.size());
+    put_bytes(payload, &nview, sizeof nview);
+    put_bytes(payload, members.data(), members.size() * sizeof(pmix_proc_t));
     payload.insert(payload.end(), mine.begin(), mine.end());
     std::unique_lock lock(g_node.mutex);
     if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
     ++g_node.ngroups;
+    if (view) ++g_node.nviews;
     PendingGroup &gr = g_node.groups[key];
     gr.have_mine = true;
     gr.assign = assign;
     gr.my_cid = assign ? g_node.next_context_id++ : 0;
     gr.mine = std::move(mine);
+    gr.my_view = view;
+    gr.mine_members = std::move(members);
     gr.cbfunc = cbfunc;
     gr.cbdata = cbdata;
     const uint64_t proposed = gr.my_cid;
@@ -522,10 +567,22 @@ void serve_peer() {
                 auto nul = std::find(payload.begin(), payload.end(), '\0');
                 if (nul == payload.end()) break;
                 const std::string key(payload.begin(), nul);
+                size_t at = static_cast<size_t>(nul - payload.begin()) + 1;
+                uint32_t nview = 0;
+                if (at + 1 + sizeof nview > payload.size()) break;
+                const bool view = payload[at++] != 0;
+                std::memcpy(&nview, payload.data() + at, sizeof nview);
+                at += sizeof nview;
+                if (at + nview * sizeof(pmix_proc_t) > payload.size()) break;
                 PendingGroup &gr = g_node.groups[key];
+                gr.their_view = view;
+                gr.their_members.resize(nview);
+                std::memcpy(gr.their_members.data(), payload.data() + at,
+                            nview * sizeof(pmix_proc_t));
+                at += nview * sizeof(pmix_proc_t);
                 gr.have_theirs = true;
                 gr.their_cid = h.id;
-                gr.theirs.assign(nul + 1, payload.end());
+                gr.theirs.assign(payload.begin() + static_cast<std::ptrdiff_t>(at), payload.end());
                 complete_group_locked(key, lock);
                 break;
             }
@@ -626,6 +683,7 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
     g_node.id = node;
     g_node.fd = fd;
     g_node.nspace = nspace;
+    g_node.answer_views = std::getenv("TWONODE_NO_VIEWS") == nullptr;
     signal(SIGPIPE, SIG_IGN);
     const std::string me = "twonode host " + node_name(node);
 
@@ -732,6 +790,7 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
                 g_node.nserved);
     if (g_node.ngroups > 0) std::printf("%s: group operations %u\n", me.c_str(), g_node.ngroups);
     if (g_node.nevents > 0) std::printf("%s: events forwarded %u\n", me.c_str(), g_node.nevents);
+    if (g_node.nviews > 0) std::printf("%s: membership views %u\n", me.c_str(), g_node.nviews);
     std::fflush(stdout);
     return status;
 }
