@@ -40,11 +40,14 @@ const char *unsupported_directive(std::span<const pmix_info_t> info) {
 // PMIX_GROUP_ENDPT_DATA as this library fills it: bytes modex record stream
 // (REMOTE blobs), u32 n, n x (proc, u64 local context id), then (when the
 // server had any) procs: its members that departed or never came in a
-// construct with PMIX_GROUP_OPTIONAL or PMIX_GROUP_FT_COLLECTIVE.
+// construct with PMIX_GROUP_OPTIONAL or PMIX_GROUP_FT_COLLECTIVE (or failed
+// ones, with PMIX_GROUP_NOTIFY_TERMINATION), then (when it has any) procs:
+// its participants that lead the construct (PMIX_GROUP_LEADER).
 struct EndpointData {
     std::vector<std::uint8_t> stream;
     std::vector<std::pair<pmix_proc_t, std::uint64_t>> cids;
     std::vector<pmix_proc_t> absent;
+    std::vector<pmix_proc_t> leaders;
 };
 
 bool parse_endpoint(std::span<const std::uint8_t> bytes, EndpointData &out) {
@@ -60,6 +63,7 @@ bool parse_endpoint(std::span<const std::uint8_t> bytes, EndpointData &out) {
         out.cids.emplace_back(p, cid);
     }
     if (r.ok() && !r.finished()) r.procs(out.absent);
+    if (r.ok() && !r.finished()) r.procs(out.leaders);
     return r.finished();
 }
 
@@ -166,11 +170,6 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
     const bool optional = mca::info_flag(info.span(), PMIX_GROUP_OPTIONAL).value_or(false);
     const bool ft = mca::info_flag(info.span(), PMIX_GROUP_FT_COLLECTIVE).value_or(false);
     const bool leader = mca::info_flag(info.span(), PMIX_GROUP_LEADER).value_or(false);
-    if (leader && !collectives_.all_local(canonical)) {
-        log()->info("server: group {}: PMIX_GROUP_LEADER across servers is not supported", id);
-        send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
-        return;
-    }
     auto pit = pending_.find(id);
     if (pit == pending_.end()) {
         if (pmix_status_t st = check_new_id(id); st != PMIX_SUCCESS) {
@@ -266,10 +265,13 @@ std::vector<std::uint8_t> Groups::endpoint_data(const Pending &p) {
     for (const auto &[k, cid] : p.local_cids) {
         if (cid != SIZE_MAX) w.proc(proc_of(k)).u64(cid);
     }
-    if (!p.missing.empty()) {
-        std::vector<pmix_proc_t> absent;
+    if (!p.missing.empty() || !p.leaders.empty() || !p.failed_leaders.empty()) {
+        std::vector<pmix_proc_t> absent, leaders;
         for (const auto &k : p.missing) absent.push_back(proc_of(k));
+        for (const auto &k : p.leaders) leaders.push_back(proc_of(k));
+        for (const auto &k : p.failed_leaders) leaders.push_back(proc_of(k));
         w.procs(absent.data(), absent.size());
+        if (!leaders.empty()) w.procs(leaders.data(), leaders.size());
     }
     return w.take();
 }
@@ -292,6 +294,10 @@ void Groups::construct_proceed(const std::string &id) {
     auto it = pending_.find(id);
     if (it == pending_.end()) return;
     Pending &p = it->second;
+    if (p.deciding) {  // after the host's answer (leaders across servers)
+        check_decisions(id);
+        return;
+    }
     // A leader's decision about a failed member, or the vote after a
     // leader failed, is awaited: the construct goes on once it is in.
     if (!p.ready || !p.voters.empty() || p.failed_leader || !p.undecided.empty()) return;
@@ -360,6 +366,8 @@ void Groups::call_host_construct(const std::string &id) {
                       construct_finished(id, *parked, st, results);
                       return;
                   }
+                  // A construct that ended meanwhile (aborted): nothing to answer.
+                  if (pit == pending_.end() || pit->second.tracker != tid) return;
                   host_results_[id] = std::move(results);
                   collectives_.complete(tid, st);
               });
@@ -399,6 +407,134 @@ bool Groups::construct_timed_out(const std::string &id, const FenceTracker &t) {
     return true;
 }
 
+// ---------------------------------------------------------------------------------------------
+// leaders across servers (PMIX_GROUP_LEADER with PMIX_GROUP_NOTIFY_TERMINATION)
+
+std::vector<pmix_proc_t> Groups::remote_participants(const Pending &p) const {
+    std::vector<pmix_proc_t> out;
+    for (const auto &m : p.canonical) {
+        const ProcKey k = key_of(m);
+        if (clients_.find_client(k) == nullptr && p.missing.count(k) == 0 &&
+            p.absent_all.count(k) == 0)
+            out.push_back(m);
+    }
+    return out;
+}
+
+bool Groups::construct_needs_decision(const std::string &id, Pending &p, const FenceTracker &t,
+                                      const wire::InfoArray &host_results,
+                                      const std::set<ProcKey> &absent,
+                                      const std::set<ProcKey> &remote_leaders,
+                                      pmix_status_t &status) {
+    if (p.decided || absent.empty() || collectives_.all_local(p.canonical)) return false;
+    std::set<ProcKey> leaders = remote_leaders;
+    leaders.insert(p.leaders.begin(), p.leaders.end());
+    leaders.insert(p.failed_leaders.begin(), p.failed_leaders.end());
+    const bool leader_lost =
+        std::any_of(leaders.begin(), leaders.end(), [&](const auto &l) { return absent.count(l); });
+    for (const auto &a : absent) leaders.erase(a);
+    if (leader_lost && leaders.empty()) {
+        // Every leader failed: electing one across servers is not built.
+        log()->warn("server: group {}: no leader left; an election across servers is not supported",
+                    id);
+        status = PMIX_ERR_NOT_SUPPORTED;
+        return false;
+    }
+    if (!p.notify_termination || p.optional || p.ft_collective) return false;
+    if (host_->notify_event == nullptr) {
+        // The decisions could not reach the other servers.
+        log()->warn("server: group {}: leaders across servers need the host's notify_event", id);
+        status = PMIX_ERR_NOT_SUPPORTED;
+        return false;
+    }
+    if (leaders.empty()) {
+        // No leader anywhere: the standard's rule, the construct fails; the
+        // local participants hear of every failed member.
+        std::vector<pmix_proc_t> to;
+        for (const auto &[k, reply] : t.contributed) to.push_back(proc_of(k));
+        for (const auto &a : absent) raise_member_failed(id, a, to);
+        status = PMIX_ERR_LOST_CONNECTION;
+        return false;
+    }
+    p.deciding = true;
+    p.absent_all = absent;
+    p.leaders_awaited = std::move(leaders);
+    p.parked = std::make_shared<FenceTracker>(t);
+    p.decision_results = wire::InfoArray::copy_of(host_results.span());
+    // The local leaders decide about the failed members served elsewhere
+    // (those served here were asked of them before the host was called).
+    for (const auto &a : absent) {
+        if (clients_.find_client(a) != nullptr) continue;
+        ask_leaders(id, p, a);
+        if (auto u = p.undecided.find(a); u != p.undecided.end() && u->second.empty())
+            p.undecided.erase(u);
+    }
+    log()->info("server: group {}: {} members failed, {} leaders decide", id, absent.size(),
+                p.leaders_awaited.size());
+    const std::uint32_t timeout_s = p.timeout_s;
+    std::weak_ptr<FenceTracker> gen = p.parked;
+    Pending &waiting = pending_[id] = std::move(p);
+    if (timeout_s > 0) {
+        // PMIX_TIMEOUT bounds the decisions too.
+        waiting.decision_timer = runtime::ProgressEngine::instance().after(
+            std::chrono::seconds(timeout_s), [this, id, gen] {
+                auto it = pending_.find(id);
+                if (it == pending_.end() || !it->second.deciding || it->second.parked != gen.lock())
+                    return;
+                const auto parked = it->second.parked;
+                pending_.erase(it);
+                log()->warn("server: group {}: the leaders' decisions did not come in time", id);
+                for (const auto &[k, reply] : parked->contributed)
+                    send_reply(reply, status_body(PMIX_ERR_TIMEOUT));
+            });
+    }
+    check_decisions(id);
+    return true;
+}
+
+void Groups::check_decisions(const std::string &id) {
+    auto it = pending_.find(id);
+    if (it == pending_.end() || !it->second.deciding) return;
+    Pending &p = it->second;
+    if (!p.undecided.empty()) return;
+    if (!p.announced) {
+        // This server's leaders went on: the other servers are told, once,
+        // by PMIX_GROUP_MEMBERSHIP_UPDATE from each of them (source: the
+        // leader; PMIX_GROUP_ID, PMIX_GROUP_MEMBERSHIP).
+        p.announced = true;
+        std::vector<pmix_proc_t> members;
+        for (const auto &m : p.canonical) {
+            if (p.absent_all.count(key_of(m)) == 0) members.push_back(m);
+        }
+        const auto remote = remote_participants(p);
+        for (const auto &leader : p.leaders) {
+            if (p.leaders_awaited.count(leader) == 0) continue;
+            p.decided_leaders.insert(leader);
+            if (remote.empty() || !raise_out_) continue;
+            const pmix_proc_t lp = proc_of(leader);
+            std::vector<pmix_info_t> info_out;
+            info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+            info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, remote));
+            info_out.push_back(procs_info(PMIX_GROUP_MEMBERSHIP, members));
+            auto ev = events::Event::make(PMIX_GROUP_MEMBERSHIP_UPDATE, &lp, PMIX_RANGE_CUSTOM,
+                                          info_out.data(), info_out.size());
+            for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+            raise_out_(std::make_shared<const events::Event>(std::move(ev)));
+        }
+    }
+    for (const auto &l : p.leaders_awaited) {
+        if (p.decided_leaders.count(l) == 0) return;
+    }
+    p.deciding = false;
+    p.decided = true;
+    if (p.decision_timer != 0) runtime::ProgressEngine::instance().cancel(p.decision_timer);
+    p.decision_timer = 0;
+    const auto parked = p.parked;
+    p.parked.reset();
+    wire::InfoArray results = std::move(p.decision_results);
+    construct_finished(id, *parked, PMIX_SUCCESS, results);
+}
+
 void Groups::construct_finished(const std::string &id, const FenceTracker &t, pmix_status_t status,
                                 const wire::InfoArray &host_results) {
     auto it = pending_.find(id);
@@ -430,6 +566,7 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
     std::vector<std::uint8_t> remote_stream;
     std::set<ProcKey> from_host;  // in remote_stream
     std::set<ProcKey> absent;     // reported by the servers (endpoint data)
+    std::set<ProcKey> remote_leaders;
     if (status == PMIX_SUCCESS) {
         const auto results = host_results.span();
         if (const auto *m = find_info(results, PMIX_GROUP_MEMBERSHIP)) {
@@ -459,6 +596,7 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
             }
             for (const auto &[proc, cid] : e.cids) cids[key_of(proc)] = cid;
             for (const auto &a : e.absent) absent.insert(key_of(a));
+            for (const auto &l : e.leaders) remote_leaders.insert(key_of(l));
             std::vector<wire::ModexRecord> records;
             if (!wire::parse_records(e.stream, records)) continue;
             for (auto &rec : records) {
@@ -470,6 +608,9 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
             }
         }
     }
+    if (status == PMIX_SUCCESS &&
+        construct_needs_decision(id, p, t, host_results, absent, remote_leaders, status))
+        return;  // `p` waits in pending_ for the leaders
     if (status != PMIX_SUCCESS) {
         std::set<ProcKey> late;
         for (const auto &k : t.expected_local) {
@@ -598,7 +739,12 @@ bool Groups::construct_departed(const std::string &id, const FenceTracker &t, co
         // The construct goes on without it; when no declared leader is left,
         // the participants elect one (PMIX_GROUP_LEADER_FAILED).
         p.missing.insert(gone);
-        if (p.leaders.empty()) construct_leader_failed(id, p, gone);
+        if (p.leaders.empty() && !collectives_.all_local(p.canonical)) {
+            // Leaders may remain elsewhere: decided after the host's answer.
+            p.failed_leaders.insert(gone);
+        } else if (p.leaders.empty()) {
+            construct_leader_failed(id, p, gone);
+        }
         return true;
     }
     if (was_voter && p.voters.empty() && p.failed_leader) {
@@ -611,6 +757,13 @@ bool Groups::construct_departed(const std::string &id, const FenceTracker &t, co
         // Only the leaders are told, and they decide: go on without it, or abort.
         p.missing.insert(gone);
         ask_leaders(id, p, gone);
+        return true;
+    }
+    if (p.notify_termination && !p.ft_collective && !collectives_.all_local(p.canonical)) {
+        // Across servers the leaders may be served elsewhere: the member is
+        // reported absent to the host, and decided about once every
+        // server's leaders are known (construct_needs_decision).
+        p.missing.insert(gone);
         return true;
     }
     if (p.notify_termination) {
@@ -774,6 +927,28 @@ void Groups::abort_construct(const std::string &id, const pmix_proc_t *source) {
                 to.push_back(m);
         }
         raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, source, to);
+        // The participants served elsewhere, through the host (their
+        // servers abort there: host_event).
+        const auto remote = remote_participants(p);
+        if (!remote.empty() && raise_out_) {
+            std::vector<pmix_info_t> info_out;
+            info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+            info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, remote));
+            auto ev = events::Event::make(PMIX_GROUP_CONSTRUCT_ABORT, source, PMIX_RANGE_CUSTOM,
+                                          info_out.data(), info_out.size());
+            for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+            raise_out_(std::make_shared<const events::Event>(std::move(ev)));
+        }
+    }
+    if (p.parked && p.deciding) {
+        // After the host's answer: the tracker is gone, its copy answers.
+        const auto parked = p.parked;
+        if (p.decision_timer != 0) runtime::ProgressEngine::instance().cancel(p.decision_timer);
+        pending_.erase(it);
+        log()->info("server: group {} aborted while its leaders decided", id);
+        for (const auto &[k, reply] : parked->contributed)
+            send_reply(reply, status_body(PMIX_GROUP_CONSTRUCT_ABORT));
+        return;
     }
     const std::uint64_t tid = p.tracker;
     // Nobody waits for a decision any more: the tracker's finished hook answers.
@@ -784,6 +959,25 @@ void Groups::abort_construct(const std::string &id, const pmix_proc_t *source) {
 }
 
 void Groups::host_event(const events::Event &ev) {
+    if (ev.status == PMIX_GROUP_CONSTRUCT_ABORT || ev.status == PMIX_GROUP_MEMBERSHIP_UPDATE) {
+        // A leader served elsewhere decided about a construct under way here.
+        std::string gid;
+        if (const auto *i = find_info(ev.info_span(), PMIX_GROUP_ID);
+            i != nullptr && i->value.type == PMIX_STRING && i->value.data.string != nullptr)
+            gid = i->value.data.string;
+        auto pit = pending_.find(gid);
+        const ProcKey from = key_of(ev.source);
+        if (pit == pending_.end() || clients_.find_client(from) != nullptr) return;
+        if (ev.status == PMIX_GROUP_CONSTRUCT_ABORT) {
+            log()->info("server: group {}: {} aborts the construct (told by the host)", gid,
+                        describe(from));
+            abort_construct(gid, nullptr);
+        } else {
+            pit->second.decided_leaders.insert(from);
+            check_decisions(gid);
+        }
+        return;
+    }
     if (ev.status != PMIX_GROUP_LEFT) return;
     std::string id;
     for (const auto &i : ev.info_span()) {
@@ -976,6 +1170,17 @@ void Groups::raise_member_failed(const std::string &id, const ProcKey &gone,
 }
 
 void Groups::client_departed(const ProcKey &client, Departure) {
+    // Constructs whose leaders decide after the host's answer: a departed
+    // leader no longer decides (the others go on without its word).
+    std::vector<std::string> deciding;
+    for (auto &[id, p] : pending_) {
+        if (!p.deciding) continue;
+        for (auto &[member, leaders] : p.undecided) leaders.erase(client);
+        std::erase_if(p.undecided, [](const auto &e) { return e.second.empty(); });
+        p.leaders_awaited.erase(client);
+        deciding.push_back(id);
+    }
+    for (const auto &id : deciding) check_decisions(id);
     // Invitations under way: a leader's or an invitee's failure (group_invite.cpp).
     std::vector<std::string> invitations;
     for (const auto &[id, inv] : invitations_) invitations.push_back(id);
@@ -1048,6 +1253,9 @@ void Groups::clear() {
         if (inv.timer != 0) runtime::ProgressEngine::instance().cancel(inv.timer);
     }
     invitations_.clear();
+    for (const auto &[id, p] : pending_) {
+        if (p.decision_timer != 0) runtime::ProgressEngine::instance().cancel(p.decision_timer);
+    }
     groups_.clear();
     destructing_.clear();
     pending_.clear();

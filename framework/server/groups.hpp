@@ -135,6 +135,21 @@ class Groups final : public DepartureListener {
         // until the host's answer comes.
         bool host_called = false;
         std::shared_ptr<FenceTracker> parked;
+        // Leaders across servers (groups.cpp): after the host's answer named
+        // failed members (PMIX_GROUP_NOTIFY_TERMINATION), every leader of
+        // every server decides before the construct completes.
+        bool deciding = false;
+        bool decided = false;
+        bool announced = false;             // this server's leaders' "go on" sent out
+        std::set<ProcKey> leaders_awaited;  // every server's leaders
+        std::set<ProcKey> decided_leaders;  // went on (local, or told by the host)
+        std::set<ProcKey> absent_all;       // every server's absent members
+        wire::InfoArray decision_results;   // the host's answer, kept meanwhile
+        // Leaders that failed before the host was called, with no leader
+        // left here: reported to the host with the leaders (no election
+        // across servers yet: PMIX_ERR_NOT_SUPPORTED when none is left).
+        std::set<ProcKey> failed_leaders;
+        std::uint64_t decision_timer = 0;  // PMIX_TIMEOUT while the leaders decide
     };
 
     void handle_construct(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
@@ -234,6 +249,20 @@ class Groups final : public DepartureListener {
     // construct goes on (optional members across servers: the host is
     // called without the late ones, or its answer is awaited).
     bool construct_timed_out(const std::string &id, const FenceTracker &t);
+    // ---- leaders across servers (groups.cpp) ----
+    // The host answered with failed members and leaders exist: the local
+    // leaders are asked about the members served elsewhere; true when the
+    // construct waits for the decisions (`p` is then back in pending_).
+    // Failed members and no leader anywhere: `status` becomes
+    // PMIX_ERR_LOST_CONNECTION (the local participants were told).
+    bool construct_needs_decision(const std::string &id, Pending &p, const FenceTracker &t,
+                                  const wire::InfoArray &host_results,
+                                  const std::set<ProcKey> &absent,
+                                  const std::set<ProcKey> &remote_leaders, pmix_status_t &status);
+    // Completes the construct once every leader of every server went on.
+    void check_decisions(const std::string &id);
+    // The participants of `p` served elsewhere that still take part.
+    std::vector<pmix_proc_t> remote_participants(const Pending &p) const;
     void destruct_ready(const std::string &id, const FenceTracker &t);
     // The `group` upcall; `done` runs on the progress thread with its answer.
     void call_host(pmix_group_operation_t op, const std::string &id,
