@@ -23,7 +23,9 @@
 //                 of the membership (PMIX_GROUP_MEMBERSHIP); both answer the
 //                 views intersected, in node0's order (docs/groups.md).
 //   notify_event  the event goes to the other node, whose server gets it with
-//                 PMIx_Notify_event (group events: PMIX_GROUP_LEFT).
+//                 PMIx_Notify_event (group events: PMIX_GROUP_LEFT, and a
+//                 construct leader's PMIX_GROUP_CONSTRUCT_ABORT or
+//                 PMIX_GROUP_MEMBERSHIP_UPDATE).
 // Every fence is job-wide here, so both nodes see their fences in the same
 // order and match them by sequence number.
 //
