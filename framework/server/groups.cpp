@@ -358,16 +358,17 @@ void Groups::call_host_construct(const std::string &id) {
     args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
     call_host(PMIX_GROUP_CONSTRUCT, id, p.canonical, args,
               [this, id, tid](pmix_status_t st, wire::InfoArray results) {
+                  // A construct that ended meanwhile (aborted; a later one
+                  // may use the id now): nothing to answer.
                   auto pit = pending_.find(id);
-                  if (pit != pending_.end() && pit->second.parked) {
+                  if (pit == pending_.end() || pit->second.tracker != tid) return;
+                  if (pit->second.parked && !pit->second.deciding) {
                       // The local tracker timed out meanwhile: finish from its copy.
                       const auto parked = pit->second.parked;
                       pit->second.parked.reset();
                       construct_finished(id, *parked, st, results);
                       return;
                   }
-                  // A construct that ended meanwhile (aborted): nothing to answer.
-                  if (pit == pending_.end() || pit->second.tracker != tid) return;
                   host_results_[id] = std::move(results);
                   collectives_.complete(tid, st);
               });
@@ -426,7 +427,9 @@ bool Groups::construct_needs_decision(const std::string &id, Pending &p, const F
                                       const std::set<ProcKey> &absent,
                                       const std::set<ProcKey> &remote_leaders,
                                       pmix_status_t &status) {
-    if (p.decided || absent.empty() || collectives_.all_local(p.canonical)) return false;
+    // An optional construct goes on without whoever is absent, leaders too.
+    if (p.decided || p.optional || absent.empty() || collectives_.all_local(p.canonical))
+        return false;
     std::set<ProcKey> leaders = remote_leaders;
     leaders.insert(p.leaders.begin(), p.leaders.end());
     leaders.insert(p.failed_leaders.begin(), p.failed_leaders.end());
@@ -440,7 +443,7 @@ bool Groups::construct_needs_decision(const std::string &id, Pending &p, const F
         status = PMIX_ERR_NOT_SUPPORTED;
         return false;
     }
-    if (!p.notify_termination || p.optional || p.ft_collective) return false;
+    if (!p.notify_termination || p.ft_collective) return false;
     if (host_->notify_event == nullptr) {
         // The decisions could not reach the other servers.
         log()->warn("server: group {}: leaders across servers need the host's notify_event", id);
