@@ -220,7 +220,7 @@ class Client {
     // A tool's other servers (not the current one: channel_/server_).
     std::vector<std::pair<pmix_proc_t, std::shared_ptr<wire::Channel>>> others_;
     std::atomic<std::uint32_t> next_tag_{1};  // any thread (notify_event_direct)
-    bool finalizing_ = false;
+    std::atomic<bool> finalizing_{false};     // set by finalize's caller (send_direct)
     // A client's connection to its server, for requests written from the
     // caller's thread (notify_event_direct), and their reply handlers until
     // on_frame takes them. Set by adopt (a client's init, not a tool's),
@@ -230,6 +230,15 @@ class Client {
     std::map<std::uint32_t, ReplyHandler> direct_pending_;  // under direct_mutex_
     // Fails the direct requests sent on `ch` (all if null); progress thread.
     void fail_direct(const wire::Channel *ch);
+    // Any thread: writes a request from the caller's thread when every closure
+    // posted to the progress thread has run (a request posted before it
+    // reaches the server first) and the connection has nothing queued; the
+    // reply goes to `handler` on the progress thread. False when not sent
+    // (`handler` is dropped): the caller posts the request instead.
+    bool send_direct(wire::Command command, std::span<const std::uint8_t> body,
+                     ReplyHandler handler);
+    // Progress thread: closes the connections (finalize). Idempotent.
+    void close_connections();
     pmix_proc_t server_{};
     // monitor.cpp: heartbeat_wanted from the server.
     void handle_heartbeat_wanted(wire::Frame &frame);

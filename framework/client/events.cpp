@@ -45,21 +45,11 @@ void Client::notify_event(const events::Event &ev, std::function<void(pmix_statu
 }
 
 bool Client::notify_event_direct(const events::Event &ev, std::function<void(pmix_status_t)> done) {
-    // Only when every closure posted so far has run: a request this thread
-    // posted just before (a group construct, say) must reach the server
-    // first (integration.group_construct_aborted_by_a_participants_event).
-    if (runtime::ProgressEngine::instance().unfinished() != 0) return false;
-    std::lock_guard lock(direct_mutex_);
-    if (!direct_channel_) return false;
-    const std::uint32_t tag = next_tag_++;
-    // Registered before the write: the reply may come at once.
-    direct_pending_[tag] = [done](pmix_status_t s, BodyReader &) { done(s); };
-    if (!direct_channel_->send_from_any_thread(static_cast<std::uint16_t>(Command::notify), tag,
-                                               ev.encode())) {
-        direct_pending_.erase(tag);
-        return false;
-    }
-    return true;
+    // Only when every closure posted so far has run (send_direct): a request
+    // this thread posted just before (a group construct, say) must reach the
+    // server first (integration.group_construct_aborted_by_a_participants_event).
+    return send_direct(Command::notify, ev.encode(),
+                       [done = std::move(done)](pmix_status_t s, BodyReader &) { done(s); });
 }
 
 void Client::handle_event(wire::Frame &frame) {
