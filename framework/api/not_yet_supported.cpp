@@ -19,24 +19,6 @@
 #include <pmix_server.h>
 #include <pmix_tool.h>
 
-#include "runtime/init_state.hpp"
-
-namespace {
-
-pmix_status_t unavailable() noexcept {
-    return pmixpp::runtime::any_face_initialized() ? PMIX_ERR_NOT_SUPPORTED : PMIX_ERR_INIT;
-}
-
-// Empty an output parameter the caller handed us, if it gave one.
-template <typename T>
-void clear_out(T *out) noexcept {
-    if (out != nullptr) {
-        *out = T{};
-    }
-}
-
-}  // namespace
-
 extern "C" {
 
 // ---- Client: initialization --------------------------------------------------------------------
@@ -51,17 +33,7 @@ PMIX_EXPORT void PMIx_Progress(void) {
 }
 
 // ---- Server ------------------------------------------------------------------------------------
-PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                         pmix_op_cbfunc_t /*cbfunc*/,
-                                                         void * /*cbdata*/) {
-    return unavailable();
-}
-
-PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t * /*info*/, size_t /*ninfo*/,
-                                                           pmix_op_cbfunc_t /*cbfunc*/,
-                                                           void * /*cbdata*/) {
-    return unavailable();
-}
+// PMIx_server_register_resources / _deregister_resources: framework/api/server_api.cpp.
 
 // ---- Tool --------------------------------------------------------------------------------------
 // PMIx_tool_init / PMIx_tool_finalize: framework/client/tool.cpp.
