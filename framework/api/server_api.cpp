@@ -130,7 +130,8 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     auto log_channels = open_log_channels();
     const bool gateway = pmixpp::mca::info_flag(span, PMIX_SERVER_GATEWAY).value_or(false);
     auto &engine = ProgressEngine::instance();
-    if (auto st = engine.acquire(); !st.ok()) {
+    const bool external = pmixpp::mca::info_flag(span, PMIX_EXTERNAL_PROGRESS).value_or(false);
+    if (auto st = engine.acquire(external); !st.ok()) {
         log()->error("PMIx_server_init: {}", st.message());
         return st.code();
     }
