@@ -130,7 +130,8 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     auto log_channels = open_log_channels();
     const bool gateway = pmixpp::mca::info_flag(span, PMIX_SERVER_GATEWAY).value_or(false);
     auto &engine = ProgressEngine::instance();
-    if (auto st = engine.acquire(); !st.ok()) {
+    const bool external = pmixpp::mca::info_flag(span, PMIX_EXTERNAL_PROGRESS).value_or(false);
+    if (auto st = engine.acquire(external); !st.ok()) {
         log()->error("PMIx_server_init: {}", st.message());
         return st.code();
     }
@@ -188,6 +189,44 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const pmix_nspace_t nspace
         return PMIX_ERR_INIT;
     }
     return PMIX_SUCCESS;
+}
+
+// Resources (server/resources.hpp, docs/resources.md): job-level information
+// for every job, the namespace's own registration overriding it.
+namespace {
+
+pmix_status_t resources_call(pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                             void *cbdata, bool add) {
+    if (!server_up()) return PMIX_ERR_INIT;
+    if (info == nullptr && ninfo > 0) return PMIX_ERR_BAD_PARAM;
+    auto copied = std::make_shared<pmixpp::wire::InfoArray>(
+        pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
+    if (copied->size() != ninfo) return PMIX_ERR_NOMEM;
+    auto work = [copied, add] {
+        auto &resources = Server::instance().resources();
+        return add ? resources.add(copied->span()) : resources.remove(copied->span());
+    };
+    if (cbfunc == nullptr) {
+        pmix_status_t rc = PMIX_ERROR;
+        if (!ProgressEngine::instance().run_sync([&] { rc = work(); })) return PMIX_ERR_INIT;
+        return rc == PMIX_SUCCESS ? PMIX_OPERATION_SUCCEEDED : rc;
+    }
+    if (!ProgressEngine::instance().post([work, cbfunc, cbdata] { cbfunc(work(), cbdata); })) {
+        return PMIX_ERR_INIT;
+    }
+    return PMIX_SUCCESS;
+}
+
+}  // namespace
+
+PMIX_EXPORT pmix_status_t PMIx_server_register_resources(pmix_info_t info[], size_t ninfo,
+                                                         pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    return resources_call(info, ninfo, cbfunc, cbdata, true);
+}
+
+PMIX_EXPORT pmix_status_t PMIx_server_deregister_resources(pmix_info_t info[], size_t ninfo,
+                                                           pmix_op_cbfunc_t cbfunc, void *cbdata) {
+    return resources_call(info, ninfo, cbfunc, cbdata, false);
 }
 
 // Process sets (server/process_sets.hpp, docs/process_sets.md):

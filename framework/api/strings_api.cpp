@@ -15,6 +15,7 @@
 #include "api/version.hpp"
 #include "pmix.h"
 #include "runtime/init_state.hpp"
+#include "runtime/progress.hpp"
 #include "wire/codec.hpp"
 
 namespace {
@@ -321,6 +322,13 @@ const char *PMIx_Get_version(void) {
 
 int PMIx_Initialized(void) {
     return pmixpp::runtime::init_count(pmixpp::runtime::Face::client) > 0 ? 1 : 0;
+}
+
+// With PMIX_EXTERNAL_PROGRESS at init, the caller's thread drives the library
+// here (runtime/progress.hpp); otherwise the library's own thread does and
+// this has nothing to do (docs/progress.md).
+void PMIx_Progress(void) {
+    pmixpp::runtime::ProgressEngine::instance().progress();
 }
 
 }  // extern "C"

@@ -9,6 +9,7 @@
 
 #include "event/process_events.hpp"
 #include "mca/logging.hpp"
+#include "pmixpp/mca/info.hpp"
 #include "runtime/progress.hpp"
 #include "wire/codec.hpp"
 
@@ -258,8 +259,9 @@ pmix_status_t Client::init(std::span<const pmix_info_t> info, pmix_proc_t *proc)
     request.uris = uris;
     request.body = handshake_body(wire::Role::client, me, secret, info);
     request.read_payload = [&blob](BodyReader &r) { return r.bytes(blob); };
+    const bool external = mca::info_flag(info, PMIX_EXTERNAL_PROGRESS).value_or(false);
     request.while_waiting = [&]() -> mca::Status {
-        if (auto st = engine.acquire(); !st.ok()) return st;
+        if (auto st = engine.acquire(external); !st.ok()) return st;
         engine_held = true;
         auto acquired = gds_base::Datastore::acquire();
         if (!acquired) return acquired.status();

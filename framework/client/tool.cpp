@@ -98,6 +98,7 @@ struct ToolOptions {
     std::optional<std::string> system_tmpdir;
     std::uint32_t max_retries = 0;
     std::uint32_t retry_delay_s = 1;
+    bool external_progress = false;  // PMIX_EXTERNAL_PROGRESS: the tool drives PMIx_Progress
 };
 
 struct Failure {
@@ -126,6 +127,8 @@ std::optional<Failure> parse_options(std::span<const pmix_info_t> info, ToolOpti
             o.connect_optional = info_true(i);
         } else if (is(PMIX_LAUNCHER)) {
             o.launcher = info_true(i);
+        } else if (is(PMIX_EXTERNAL_PROGRESS)) {
+            o.external_progress = info_true(i);
         } else if (is(PMIX_TOOL_ATTACHMENT_FILE)) {
             auto s = info_string(i);
             if (!s) return bad("a path");
@@ -319,7 +322,7 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
     }
     auto &engine = ProgressEngine::instance();
     auto standalone = [&]() -> pmix_status_t {
-        if (auto st = engine.acquire(); !st.ok()) {
+        if (auto st = engine.acquire(opt.external_progress); !st.ok()) {
             log()->error("PMIx_tool_init: {}", st.message());
             return st.code();
         }
@@ -345,7 +348,7 @@ pmix_status_t Client::tool_init(std::span<const pmix_info_t> info, pmix_proc_t *
         return store.status().code();
     }
 
-    if (auto st = engine.acquire(); !st.ok()) {
+    if (auto st = engine.acquire(opt.external_progress); !st.ok()) {
         log()->error("PMIx_tool_init: {}", st.message());
         return st.code();
     }

@@ -19,7 +19,7 @@ ProgressEngine &ProgressEngine::instance() {
     return *engine;
 }
 
-mca::Status ProgressEngine::acquire() {
+mca::Status ProgressEngine::acquire(bool external) {
     std::unique_lock lock(mutex_);
     // A previous stop that is still draining must finish first.
     stopped_.wait(lock, [&] { return !stopping_; });
@@ -35,16 +35,55 @@ mca::Status ProgressEngine::acquire() {
     }
     wake_ = event_new(base_, -1, EV_PERSIST, &ProgressEngine::on_wake, this);
     event_add(wake_, nullptr);
+    if (external) {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, &external_mask_);
+        external_ = true;
+        thread_id_ = std::this_thread::get_id();
+        return mca::Status::success();
+    }
     thread_ = std::thread([this] { thread_main(); });
     thread_id_ = thread_.get_id();
     return mca::Status::success();
 }
 
+void ProgressEngine::progress() {
+    if (!external() || !on_thread() || in_dispatch_) return;
+    run_posted();
+    in_dispatch_ = true;
+    event_base_loop(base_, EVLOOP_NONBLOCK);
+    in_dispatch_ = false;
+    run_posted();
+}
+
 void ProgressEngine::release() {
     std::thread to_join;
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         if (users_ == 0 || --users_ > 0) return;
+        if (external()) {
+            // No thread to stop: what is still queued runs here, then the loop goes.
+            stopping_ = true;
+            lock.unlock();
+            run_posted();
+            lock.lock();
+            teardown();
+            external_ = false;
+            // A SIGPIPE the loop's writes raised stays with the loop, unless
+            // the thread had it blocked already.
+            if (sigismember(&external_mask_, SIGPIPE) == 0) {
+                sigset_t pipe;
+                sigemptyset(&pipe);
+                sigaddset(&pipe, SIGPIPE);
+                const timespec now{0, 0};
+                while (sigtimedwait(&pipe, nullptr, &now) == SIGPIPE) {
+                }
+            }
+            pthread_sigmask(SIG_SETMASK, &external_mask_, nullptr);
+            return;
+        }
         stopping_ = true;
         event_active(wake_, EV_READ, 0);
         to_join = std::move(thread_);
@@ -155,9 +194,13 @@ void ProgressEngine::thread_main() {
         std::lock_guard lock(mutex_);
         if (stopping_ && queue_.empty()) break;
     }
+    std::lock_guard lock(mutex_);
+    teardown();
+}
+
+void ProgressEngine::teardown() {
     for (auto &[id, timer] : timers_) event_free(timer->ev);
     timers_.clear();
-    std::lock_guard lock(mutex_);
     event_free(wake_);
     wake_ = nullptr;
     event_base_free(base_);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <event2/event.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -45,9 +46,23 @@ class ProgressEngine {
     // release. The last release stops it: posted closures still queued run
     // first, then the thread is joined (or detached when the last release
     // runs on the progress thread itself).
-    mca::Status acquire();
+    //
+    // External progress (PMIX_EXTERNAL_PROGRESS, asked by the first acquire
+    // only; later ones share the engine as it is): no thread is started, the
+    // calling thread becomes the progress thread and drives the loop through
+    // progress() (PMIx_Progress), and its own blocking calls pump the loop
+    // while they wait. Work posted from other threads waits for it. SIGPIPE is
+    // blocked on that thread until the last release (a write to a dead peer
+    // then fails with EPIPE, as on the library's own thread).
+    mca::Status acquire(bool external = false);
     void release();
     bool running() const;
+    bool external() const noexcept { return external_.load(std::memory_order_acquire); }
+
+    // PMIx_Progress: with external progress, on the progress thread and
+    // outside dispatch, runs the posted closures and every event ready now
+    // (no wait). Otherwise nothing: the library's own thread progresses it.
+    void progress();
 
     // True on the progress thread.
     bool on_thread() const noexcept;
@@ -86,6 +101,7 @@ class ProgressEngine {
     ProgressEngine() = default;
     void thread_main();
     void run_posted();
+    void teardown();  // frees the loop; the lock is held
     static void on_wake(evutil_socket_t, short, void *arg);
     static void on_timer(evutil_socket_t, short, void *arg);
 
@@ -100,6 +116,8 @@ class ProgressEngine {
     std::thread thread_;
     std::atomic<std::thread::id> thread_id_{};
     bool in_dispatch_ = false;
+    std::atomic<bool> external_{false};
+    sigset_t external_mask_{};  // the external thread's mask before acquire
 
     struct Timer {
         event *ev = nullptr;

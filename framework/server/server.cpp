@@ -112,6 +112,7 @@ void Server::stop() {
     active_ = false;
     groups_.clear();
     psets_.clear();
+    resources_.clear();
     collectives_.clear();  // shared-memory waiters, trackers, connect state
     tools_.clear();
     host_attributes_.clear();
@@ -160,6 +161,17 @@ std::vector<std::uint8_t> Server::job_blob(const std::string &nspace) {
 
 pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs,
                                       std::span<const pmix_info_t> info) {
+    // Resources the job's own registration does not name come first, so
+    // that its own keys override them (PMIx_server_register_resources).
+    const auto resources = resources_.job_registered(nspace, info);
+    if (!resources.empty()) {
+        auto st = store_->write(
+            [&](mca::gds::Module &m) { return m.register_job(nspace, resources.span()); });
+        if (!st.ok()) {
+            log()->error("server: register_nspace {}: resources: {}", nspace, st.message());
+            return st.code();
+        }
+    }
     JobRecord &job = clients_.job(nspace);
     job.registered = true;
     job.nlocalprocs = nlocalprocs;
@@ -215,6 +227,7 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
 
 void Server::deregister_nspace(const std::string &nspace) {
     clients_.deregister_nspace(nspace);  // each client departs; then job_deregistered()
+    resources_.job_deregistered(nspace);
     auto st = store_->write([&](mca::gds::Module &m) { return m.delete_job(nspace); });
     (void)st;
 }

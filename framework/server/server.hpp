@@ -48,6 +48,7 @@
 #include "server/queries.hpp"
 #include "server/rendezvous.hpp"
 #include "server/requests.hpp"
+#include "server/resources.hpp"
 #include "server/tools.hpp"
 #include "server/spawn.hpp"
 #include "server/upcalls.hpp"
@@ -136,6 +137,10 @@ class Server {
     // --- process sets (ProcessSets; progress thread)
     ProcessSets &process_sets() { return psets_; }
 
+    // --- resources (Resources; progress thread): PMIx_server_register_resources
+    // and _deregister_resources, every job's job-level information.
+    Resources &resources() { return resources_; }
+
   private:
     Server();
     void refuse(wire::Channel &ch, const wire::Frame &frame, pmix_status_t status,
@@ -183,6 +188,10 @@ class Server {
                    [this](std::shared_ptr<const events::Event> ev) {
                        events_.notify_from_host(std::move(ev));
                    }};
+    // PMIx_server_register/deregister_resources: job-level info for every job (resources.hpp)
+    Resources resources_{[this](const std::string &nspace, std::span<const pmix_info_t> info) {
+        return store_->write([&](mca::gds::Module &m) { return m.register_job(nspace, info); });
+    }};
     // process sets: launch labels, PMIx_server_define/delete_process_set (process_sets.hpp)
     ProcessSets psets_{clients_, [this](std::shared_ptr<const events::Event> ev) {
                            events_.notify_from_host(std::move(ev));
