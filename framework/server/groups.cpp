@@ -90,6 +90,7 @@ pmix_status_t Groups::check_new_id(const std::string &id) const {
     if (clients_.find_job(id) != nullptr) return PMIX_ERR_BAD_PARAM;  // a namespace
     if (groups_.count(id) != 0) return PMIX_ERR_BAD_PARAM;            // a live group
     if (invitations_.count(id) != 0) return PMIX_ERR_BAD_PARAM;       // being invited to
+    if (bootstrap_.busy(id)) return PMIX_ERR_BAD_PARAM;               // being bootstrapped
     return PMIX_SUCCESS;
 }
 
@@ -141,6 +142,7 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
         send_reply(reply, status_body(st));
         return;
     }
+    if (bootstrap_.handle(request, reply, me)) return;  // group_bootstrap.cpp
     if (const char *key = unsupported_directive(info.span())) {
         log()->info("server: group {}: {} is not supported", id, key);
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
@@ -900,6 +902,7 @@ void Groups::raise_member_failed(const std::string &id, const ProcKey &gone,
 }
 
 void Groups::client_departed(const ProcKey &client, Departure) {
+    bootstrap_.client_departed(client);  // group_bootstrap.cpp
     // Invitations under way: a leader's or an invitee's failure (group_invite.cpp).
     std::vector<std::string> invitations;
     for (const auto &[id, inv] : invitations_) invitations.push_back(id);
@@ -972,6 +975,7 @@ void Groups::clear() {
         if (inv.timer != 0) runtime::ProgressEngine::instance().cancel(inv.timer);
     }
     invitations_.clear();
+    bootstrap_.clear();
     groups_.clear();
     destructing_.clear();
     pending_.clear();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "event/event.hpp"
+#include "server/group_bootstrap.hpp"
 #include "server/client_table.hpp"
 #include "server/collectives.hpp"
 #include "server/modex.hpp"
@@ -63,6 +64,8 @@ bool read_group_members_request(const wire::Frame &frame, GroupMembersRequest &o
 enum class GroupInvitationAnswer { pending, accepted, declined, failed };
 
 class Groups final : public DepartureListener {
+    friend class GroupBootstrap;  // the bootstrap method (group_bootstrap.cpp)
+
   public:
     using JobBlobFn = std::function<std::vector<std::uint8_t>(const std::string &nspace)>;
     // Raises an event from the server library to the local clients in its range.
@@ -254,6 +257,7 @@ class Groups final : public DepartureListener {
     std::map<std::string, Failed> failed_;
     std::map<std::string, Invitation> invitations_;
     std::size_t next_context_id_ = 1;
+    GroupBootstrap bootstrap_{*this};  // constructs with PMIX_GROUP_BOOTSTRAP or no procs
 };
 
 }  // namespace pmixpp::server
