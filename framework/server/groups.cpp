@@ -425,6 +425,11 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
         send_reply(reply, member_reply(g, final_status, cids, data, k));
     groups_[id] = std::move(g);
     log()->info("server: group {} constructed ({} members)", id, members.size());
+    // The standard: a construct that formed smaller than asked is followed
+    // by PMIX_GROUP_MEMBERSHIP_UPDATE to the members, with the membership.
+    if (!p.missing.empty())
+        raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
+                          {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
 }
 
 Groups::MemberData Groups::member_data(const GroupRecord &g,
@@ -501,7 +506,7 @@ bool alive(ClientTable &clients, const ProcKey &k) {
 
 }  // namespace
 
-bool Groups::construct_departed(const std::string &id, const FenceTracker &t, const ProcKey &gone) {
+bool Groups::construct_departed(const std::string &id, const FenceTracker &, const ProcKey &gone) {
     auto it = pending_.find(id);
     if (it == pending_.end()) return false;
     Pending &p = it->second;
@@ -513,7 +518,9 @@ bool Groups::construct_departed(const std::string &id, const FenceTracker &t, co
     const bool was_leader = std::erase(p.leaders, gone) != 0;
     bool decided = false;  // by the leaders that remain: nobody else was asked
     for (auto &[member, leaders] : p.undecided) {
-        if (leaders.erase(gone) != 0 && leaders.empty() && !p.leaders.empty()) decided = true;
+        // Without leaders the participants decide: the last one gone decides nothing.
+        if (leaders.erase(gone) != 0 && leaders.empty() && (!p.leaders.empty() || !was_leader))
+            decided = true;
     }
     if (decided) {
         std::erase_if(p.undecided, [](const auto &e) { return e.second.empty(); });
@@ -532,17 +539,15 @@ bool Groups::construct_departed(const std::string &id, const FenceTracker &t, co
         // this departure is handled: the tracker is being iterated).
         runtime::ProgressEngine::instance().post([this, id] { construct_vote_done(id); });
     }
-    const bool leading = !p.leaders.empty() || p.failed_leader.has_value();
-    if (leading && p.notify_termination) {
-        // Only the leaders are told, and they decide: go on without it, or abort.
+    if (p.notify_termination) {
+        // The leaders are told, else every participant that arrived (the
+        // standard), and they decide: go on without it, or abort.
         p.missing.insert(gone);
         ask_leaders(id, p, gone);
+        if (auto u = p.undecided.find(gone);
+            u != p.undecided.end() && u->second.empty() && p.leaders.empty() && !p.failed_leader)
+            p.undecided.erase(u);  // nobody left to ask
         return true;
-    }
-    if (p.notify_termination) {
-        std::vector<pmix_proc_t> to;
-        for (const auto &[k, reply] : t.contributed) to.push_back(proc_of(k));
-        raise_member_failed(id, gone, to);
     }
     // PMIX_GROUP_FT_COLLECTIVE: the construct goes on with the survivors.
     if (p.ft_collective) {
@@ -556,7 +561,13 @@ void Groups::ask_leaders(const std::string &id, Pending &p, const ProcKey &gone)
     auto &asked = p.undecided[gone];
     if (p.failed_leader) return;  // asked of the new leader once elected
     const pmix_proc_t who = proc_of(gone);
-    for (const auto &leader : p.leaders) {
+    std::vector<ProcKey> deciders = p.leaders;
+    if (deciders.empty()) {  // no leader: the participants that arrived
+        for (const auto &[k, cid] : p.local_cids) {
+            if (k != gone && alive(clients_, k)) deciders.push_back(k);
+        }
+    }
+    for (const auto &leader : deciders) {
         const pmix_proc_t lp = proc_of(leader);
         std::vector<pmix_info_t> info_out;
         info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));

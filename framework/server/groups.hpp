@@ -214,7 +214,8 @@ class Groups final : public DepartureListener {
     // A leader's or a voter's answer (group_decision) about a construct.
     void construct_decision(const std::string &id, const ProcKey &from, pmix_status_t code,
                             const ProcKey &about, pmix_status_t decision, bool volunteer);
-    // Sends PMIX_GROUP_MEMBER_FAILED about `gone` to the leaders for their decision.
+    // Sends PMIX_GROUP_MEMBER_FAILED about `gone` to the leaders (none: to the
+    // participants that arrived) for their decision.
     void ask_leaders(const std::string &id, Pending &p, const ProcKey &gone);
     // Aborts construct `id` (PMIX_GROUP_CONSTRUCT_ABORT to every caller);
     // `source`: the aborting participant, announced to the others by that event.
