@@ -47,8 +47,12 @@ pmix_status_t start_members(MembersAsync async, const char grp[], const pmix_pro
                             size_t nprocs, const pmix_info_t info[], size_t ninfo,
                             std::function<void(pmix_status_t, InfoArray)> done) {
     if (pmix_status_t rc = pmixpp::client::request_gate(); rc != PMIX_SUCCESS) return rc;
-    if (!id_ok(grp) || procs == nullptr || nprocs == 0) return PMIX_ERR_BAD_PARAM;
-    std::vector<pmix_proc_t> list(procs, procs + nprocs);
+    // No procs: a bootstrap construct's "add member" (the standard); an invite needs some.
+    const bool add_member = nprocs == 0 && async == pmixpp::client::group_construct_async;
+    if (!id_ok(grp) || ((procs == nullptr || nprocs == 0) && !add_member))
+        return PMIX_ERR_BAD_PARAM;
+    std::vector<pmix_proc_t> list;
+    if (nprocs > 0) list.assign(procs, procs + nprocs);
     // A group used as a member stands for its members.
     if (pmix_status_t rc = GroupTable::instance().translate(list); rc != PMIX_SUCCESS) return rc;
     auto copied = copy_info(info, ninfo);

@@ -98,6 +98,7 @@ pmix_status_t Groups::check_new_id(const std::string &id) const {
     if (clients_.find_job(id) != nullptr) return PMIX_ERR_BAD_PARAM;  // a namespace
     if (groups_.count(id) != 0) return PMIX_ERR_BAD_PARAM;            // a live group
     if (invitations_.count(id) != 0) return PMIX_ERR_BAD_PARAM;       // being invited to
+    if (bootstrap_.busy(id)) return PMIX_ERR_BAD_PARAM;               // being bootstrapped
     return PMIX_SUCCESS;
 }
 
@@ -149,6 +150,7 @@ void Groups::handle_construct(Channel &ch, Frame &frame, ClientRecord *client) {
         send_reply(reply, status_body(st));
         return;
     }
+    if (bootstrap_.handle(request, reply, me)) return;  // group_bootstrap.cpp
     if (const char *key = unsupported_directive(info.span())) {
         log()->info("server: group {}: {} is not supported", id, key);
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
@@ -643,6 +645,11 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
         send_reply(reply, member_reply(g, final_status, cids, data, k));
     groups_[id] = std::move(g);
     log()->info("server: group {} constructed ({} members)", id, members.size());
+    // The standard: a construct that formed smaller than asked is followed
+    // by PMIX_GROUP_MEMBERSHIP_UPDATE to the members, with the membership.
+    if (!p.missing.empty())
+        raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
+                          {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
 }
 
 Groups::MemberData Groups::member_data(const GroupRecord &g,
@@ -731,7 +738,9 @@ bool Groups::construct_departed(const std::string &id, const FenceTracker &t, co
     const bool was_leader = std::erase(p.leaders, gone) != 0;
     bool decided = false;  // by the leaders that remain: nobody else was asked
     for (auto &[member, leaders] : p.undecided) {
-        if (leaders.erase(gone) != 0 && leaders.empty() && !p.leaders.empty()) decided = true;
+        // Without leaders the participants decide: the last one gone decides nothing.
+        if (leaders.erase(gone) != 0 && leaders.empty() && (!p.leaders.empty() || !was_leader))
+            decided = true;
     }
     if (decided) {
         std::erase_if(p.undecided, [](const auto &e) { return e.second.empty(); });
@@ -756,23 +765,26 @@ bool Groups::construct_departed(const std::string &id, const FenceTracker &t, co
         runtime::ProgressEngine::instance().post([this, id] { construct_vote_done(id); });
     }
     const bool leading = !p.leaders.empty() || p.failed_leader.has_value();
-    if (leading && p.notify_termination) {
-        // Only the leaders are told, and they decide: go on without it, or abort.
-        p.missing.insert(gone);
-        ask_leaders(id, p, gone);
-        return true;
-    }
-    if (p.notify_termination && !p.ft_collective && !collectives_.all_local(p.canonical)) {
+    if (p.notify_termination && !leading && !collectives_.all_local(p.canonical)) {
         // Across servers the leaders may be served elsewhere: the member is
         // reported absent to the host, and decided about once every
         // server's leaders are known (construct_needs_decision).
         p.missing.insert(gone);
-        return true;
-    }
-    if (p.notify_termination) {
+        if (!p.ft_collective) return true;
         std::vector<pmix_proc_t> to;
         for (const auto &[k, reply] : t.contributed) to.push_back(proc_of(k));
         raise_member_failed(id, gone, to);
+        return true;
+    }
+    if (p.notify_termination) {
+        // The leaders are told, else every participant that arrived (the
+        // standard), and they decide: go on without it, or abort.
+        p.missing.insert(gone);
+        ask_leaders(id, p, gone, !leading);
+        if (auto u = p.undecided.find(gone);
+            u != p.undecided.end() && u->second.empty() && p.leaders.empty() && !p.failed_leader)
+            p.undecided.erase(u);  // nobody left to ask
+        return true;
     }
     // PMIX_GROUP_FT_COLLECTIVE: the construct goes on with the survivors.
     if (p.ft_collective) {
@@ -782,11 +794,20 @@ bool Groups::construct_departed(const std::string &id, const FenceTracker &t, co
     return false;
 }
 
-void Groups::ask_leaders(const std::string &id, Pending &p, const ProcKey &gone) {
+void Groups::ask_leaders(const std::string &id, Pending &p, const ProcKey &gone,
+                         bool participants_decide) {
     auto &asked = p.undecided[gone];
     if (p.failed_leader) return;  // asked of the new leader once elected
     const pmix_proc_t who = proc_of(gone);
-    for (const auto &leader : p.leaders) {
+    std::vector<ProcKey> deciders = p.leaders;
+    // No leader in the whole construct: the participants that arrived. (Across
+    // servers with leaders elsewhere, only those leaders decide.)
+    if (deciders.empty() && participants_decide) {
+        for (const auto &[k, cid] : p.local_cids) {
+            if (k != gone && alive(clients_, k)) deciders.push_back(k);
+        }
+    }
+    for (const auto &leader : deciders) {
         const pmix_proc_t lp = proc_of(leader);
         std::vector<pmix_info_t> info_out;
         info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
@@ -1184,6 +1205,7 @@ void Groups::client_departed(const ProcKey &client, Departure) {
         deciding.push_back(id);
     }
     for (const auto &id : deciding) check_decisions(id);
+    bootstrap_.client_departed(client);  // group_bootstrap.cpp
     // Invitations under way: a leader's or an invitee's failure (group_invite.cpp).
     std::vector<std::string> invitations;
     for (const auto &[id, inv] : invitations_) invitations.push_back(id);
@@ -1259,6 +1281,7 @@ void Groups::clear() {
     for (const auto &[id, p] : pending_) {
         if (p.decision_timer != 0) runtime::ProgressEngine::instance().cancel(p.decision_timer);
     }
+    bootstrap_.clear();
     groups_.clear();
     destructing_.clear();
     pending_.clear();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "event/event.hpp"
+#include "server/group_bootstrap.hpp"
 #include "server/client_table.hpp"
 #include "server/collectives.hpp"
 #include "server/modex.hpp"
@@ -63,6 +64,8 @@ bool read_group_members_request(const wire::Frame &frame, GroupMembersRequest &o
 enum class GroupInvitationAnswer { pending, accepted, declined, failed };
 
 class Groups final : public DepartureListener {
+    friend class GroupBootstrap;  // the bootstrap method (group_bootstrap.cpp)
+
   public:
     using JobBlobFn = std::function<std::vector<std::uint8_t>(const std::string &nspace)>;
     // Raises an event from the server library to the local clients in its range.
@@ -233,8 +236,11 @@ class Groups final : public DepartureListener {
     // A leader's or a voter's answer (group_decision) about a construct.
     void construct_decision(const std::string &id, const ProcKey &from, pmix_status_t code,
                             const ProcKey &about, pmix_status_t decision, bool volunteer);
-    // Sends PMIX_GROUP_MEMBER_FAILED about `gone` to the leaders for their decision.
-    void ask_leaders(const std::string &id, Pending &p, const ProcKey &gone);
+    // Sends PMIX_GROUP_MEMBER_FAILED about `gone` to the local leaders for
+    // their decision; with none and `participants_decide` (the construct has no
+    // leader anywhere), to the participants that arrived.
+    void ask_leaders(const std::string &id, Pending &p, const ProcKey &gone,
+                     bool participants_decide = false);
     // Aborts construct `id` (PMIX_GROUP_CONSTRUCT_ABORT to every caller);
     // `source`: the aborting participant, announced to the others by that event.
     void abort_construct(const std::string &id, const pmix_proc_t *source);
@@ -299,6 +305,7 @@ class Groups final : public DepartureListener {
     std::map<std::string, Failed> failed_;
     std::map<std::string, Invitation> invitations_;
     std::size_t next_context_id_ = 1;
+    GroupBootstrap bootstrap_{*this};  // constructs with PMIX_GROUP_BOOTSTRAP or no procs
 };
 
 }  // namespace pmixpp::server

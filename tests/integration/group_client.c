@@ -382,7 +382,7 @@ static void mode_badids(void) {
         FAIL("namespace as id: %s", PMIx_Error_string(rc));
     if ((rc = PMIx_Group_destruct("never-made", NULL, 0)) != PMIX_ERR_BAD_PARAM)
         FAIL("destruct of an unknown group: %s", PMIx_Error_string(rc));
-    /* The bootstrap method is not built: refused, not ignored. */
+    /* PMIX_GROUP_ADD_MEMBERS without PMIX_GROUP_BOOTSTRAP: refused, not ignored. */
     pmix_info_t opt;
     pmix_data_array_t add = {PMIX_PROC, 1, &me};
     PMIX_INFO_LOAD(&opt, PMIX_GROUP_ADD_MEMBERS, &add, PMIX_DATA_ARRAY);

@@ -1,0 +1,311 @@
+/* The bootstrap method of PMIx_Group_construct (docs/groups.md, "Bootstrap
+ * method"): leaders know only how many leaders there are
+ * (PMIX_GROUP_BOOTSTRAP) and name the processes of their collection
+ * (PMIX_GROUP_ADD_MEMBERS); those call construct with no procs. Each wait is
+ * bounded: PMIX_TIMEOUT on the calls, alarm() for the rest, pmixrun
+ * --timeout and the ctest TIMEOUT around it.
+ *
+ * usage: group_bootstrap_client leaders   - every rank is a leader naming
+ *                                           only itself; BOOTSTRAP = the
+ *                                           job size
+ *        group_bootstrap_client add       - ranks 0 and 3 lead, each adds the
+ *                                           next two ranks, which call with
+ *                                           no procs (rank 5: the _nb form);
+ *                                           a context id from the host
+ *        group_bootstrap_client bad       - BOOTSTRAP 0, or leaders that
+ *                                           disagree on the count:
+ *                                           PMIX_ERR_BAD_PARAM
+ *        group_bootstrap_client timeout   - rank 0 leads, adds ranks 1 and
+ *                                           2; rank 2 comes only after the
+ *                                           others' PMIX_TIMEOUT: all get
+ *                                           PMIX_ERR_TIMEOUT */
+#include <pmix.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* PMIX_GROUP_BOOTSTRAP of the standard (v6), not in the 4.2 headers. */
+#ifndef PMIX_GROUP_BOOTSTRAP
+#define PMIX_GROUP_BOOTSTRAP "pmix.grp.btstrp"
+#endif
+
+static pmix_proc_t me;
+static uint32_t nprocs;
+
+#define FAIL(...)                                       \
+    do {                                                \
+        fprintf(stderr, "%s:%u: ", me.nspace, me.rank); \
+        fprintf(stderr, __VA_ARGS__);                   \
+        fprintf(stderr, "\n");                          \
+        exit(1);                                        \
+    } while (0)
+
+#define CHECK(rc, what)                                                        \
+    do {                                                                       \
+        pmix_status_t _rc = (rc);                                              \
+        if (_rc != PMIX_SUCCESS) FAIL("%s: %s", what, PMIx_Error_string(_rc)); \
+    } while (0)
+
+static uint32_t job_size(void) {
+    pmix_proc_t wild;
+    pmix_value_t *val = NULL;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val), "Get job size");
+    uint32_t n = val->data.uint32;
+    PMIX_VALUE_RELEASE(val);
+    return n;
+}
+
+static void put_commit(const char *key, const char *text) {
+    pmix_value_t v;
+    v.type = PMIX_STRING;
+    v.data.string = (char *)text;
+    CHECK(PMIx_Put(PMIX_GLOBAL, key, &v), "Put");
+    CHECK(PMIx_Commit(), "Commit");
+}
+
+/* `key` of `who` from this process's own store (PMIX_OPTIONAL): it came
+ * with the construct's answer. */
+static void expect_key(const pmix_proc_t *who, const char *key, const char *expected) {
+    pmix_value_t *val = NULL;
+    pmix_info_t opt;
+    bool yes = true;
+    PMIX_INFO_LOAD(&opt, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Get(who, key, &opt, 1, &val);
+    if (rc != PMIX_SUCCESS)
+        FAIL("Get %s of %s:%u: %s", key, who->nspace, who->rank, PMIx_Error_string(rc));
+    if (val->type != PMIX_STRING || strcmp(val->data.string, expected) != 0)
+        FAIL("%s of %s:%u is not '%s'", key, who->nspace, who->rank, expected);
+    PMIX_VALUE_RELEASE(val);
+}
+
+/* The results: the id and the membership ranks first..first+n-1 of my job
+ * in rank order; returns the context id (SIZE_MAX: none). */
+static size_t check_results(const char *grp, uint32_t first, uint32_t n, pmix_info_t *results,
+                            size_t nresults) {
+    int seen_id = 0, seen_members = 0;
+    size_t cid = SIZE_MAX;
+    for (size_t i = 0; i < nresults; ++i) {
+        if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_ID)) {
+            if (strcmp(results[i].value.data.string, grp) != 0) FAIL("result id is not %s", grp);
+            seen_id = 1;
+        } else if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_MEMBERSHIP)) {
+            pmix_data_array_t *d = results[i].value.data.darray;
+            if (d->type != PMIX_PROC || d->size != n) FAIL("membership has %zu entries", d->size);
+            pmix_proc_t *m = (pmix_proc_t *)d->array;
+            for (uint32_t k = 0; k < n; ++k) {
+                pmix_proc_t want;
+                PMIX_LOAD_PROCID(&want, me.nspace, first + k);
+                if (!PMIX_CHECK_PROCID(&m[k], &want))
+                    FAIL("group rank %u is %s:%u", k, m[k].nspace, m[k].rank);
+            }
+            seen_members = 1;
+        } else if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_CONTEXT_ID)) {
+            cid = results[i].value.data.size;
+        }
+    }
+    if (!seen_id || !seen_members) FAIL("construct results lack the id or the membership");
+    return cid;
+}
+
+/* After the group formed: every member's committed data is here, by its
+ * own name and by its group rank, and a fence over the group completes. */
+static void use_group(const char *grp, uint32_t first, uint32_t n) {
+    char text[64];
+    for (uint32_t g = 0; g < n; ++g) {
+        pmix_proc_t real, by_group;
+        PMIX_LOAD_PROCID(&real, me.nspace, first + g);
+        PMIX_LOAD_PROCID(&by_group, grp, g);
+        snprintf(text, sizeof text, "rank %u", first + g);
+        expect_key(&real, "boot.key", text);
+        expect_key(&by_group, "boot.key", text);
+    }
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, grp, PMIX_RANK_WILDCARD);
+    CHECK(PMIx_Fence(&wild, 1, NULL, 0), "Fence over the group");
+    CHECK(PMIx_Group_destruct(grp, NULL, 0), "destruct");
+}
+
+static void load_bootstrap(pmix_info_t *info, size_t leaders) {
+    PMIX_INFO_LOAD(info, PMIX_GROUP_BOOTSTRAP, &leaders, PMIX_SIZE);
+}
+
+static void mode_leaders(void) {
+    char text[64];
+    snprintf(text, sizeof text, "rank %u", me.rank);
+    put_commit("boot.key", text);
+    pmix_info_t info[2];
+    int timeout = 30;
+    load_bootstrap(&info[0], nprocs);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    CHECK(PMIx_Group_construct("boot-leaders", &me, 1, info, 2, &results, &nresults),
+          "bootstrap construct");
+    check_results("boot-leaders", 0, nprocs, results, nresults);
+    PMIX_INFO_FREE(results, nresults);
+    use_group("boot-leaders", 0, nprocs);
+    printf("bootstrap leaders ok: %u members\n", nprocs);
+}
+
+static struct {
+    atomic_int done; /* set last, on the progress thread */
+    pmix_status_t status;
+    size_t cid;
+    int members_ok;
+} nb; /* static: the callback never writes into a returned frame */
+
+static void construct_cb(pmix_status_t status, pmix_info_t *results, size_t nresults, void *cbdata,
+                         pmix_release_cbfunc_t release, void *release_data) {
+    (void)cbdata;
+    nb.status = status;
+    if (status == PMIX_SUCCESS) {
+        nb.cid = check_results("boot-add", 0, 6, results, nresults);
+        nb.members_ok = 1;
+    }
+    if (release != NULL) release(release_data);
+    atomic_store(&nb.done, 1);
+}
+
+static void mode_add(void) {
+    if (nprocs != 6) FAIL("add needs 6 ranks");
+    char text[64];
+    snprintf(text, sizeof text, "rank %u", me.rank);
+    put_commit("boot.key", text);
+    int timeout = 30;
+    bool yes = true;
+    pmix_info_t info[4];
+    size_t ninfo = 0;
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    PMIX_INFO_LOAD(&info[ninfo++], PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+    const int leader = me.rank == 0 || me.rank == 3;
+    pmix_proc_t adds[2];
+    pmix_data_array_t darray = {PMIX_PROC, 2, adds};
+    if (leader) {
+        load_bootstrap(&info[ninfo++], 2);
+        PMIX_LOAD_PROCID(&adds[0], me.nspace, me.rank + 1);
+        PMIX_LOAD_PROCID(&adds[1], me.nspace, me.rank + 2);
+        PMIX_INFO_LOAD(&info[ninfo++], PMIX_GROUP_ADD_MEMBERS, &darray, PMIX_DATA_ARRAY);
+    }
+    size_t cid = SIZE_MAX;
+    if (me.rank == 5) {
+        /* An add member with the non-blocking form. */
+        CHECK(PMIx_Group_construct_nb("boot-add", NULL, 0, info, ninfo, construct_cb, NULL),
+              "bootstrap construct_nb");
+        while (!atomic_load(&nb.done)) usleep(1000); /* bounded by alarm() */
+        CHECK(nb.status, "bootstrap construct_nb callback");
+        cid = nb.cid;
+    } else {
+        pmix_info_t *results = NULL;
+        size_t nresults = 0;
+        CHECK(PMIx_Group_construct("boot-add", leader ? &me : NULL, leader ? 1 : 0, info, ninfo,
+                                   &results, &nresults),
+              leader ? "bootstrap construct (leader)" : "bootstrap construct (add member)");
+        cid = check_results("boot-add", 0, 6, results, nresults);
+        PMIX_INFO_FREE(results, nresults);
+    }
+    /* pmixrun's context ids start at 1000: the host was asked. */
+    if (cid == SIZE_MAX || cid < 1000) FAIL("context id %zu is not the host's", cid);
+    /* The same at every member: exchanged through the group's own fence. */
+    char key[32];
+    snprintf(text, sizeof text, "%zu", cid);
+    put_commit("boot.cid", text);
+    pmix_proc_t wild;
+    pmix_info_t collect;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    PMIX_LOAD_PROCID(&wild, "boot-add", PMIX_RANK_WILDCARD);
+    CHECK(PMIx_Fence(&wild, 1, &collect, 1), "collecting fence over the group");
+    for (uint32_t r = 0; r < nprocs; ++r) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        snprintf(key, sizeof key, "boot.cid");
+        expect_key(&p, key, text);
+    }
+    use_group("boot-add", 0, 6);
+    printf("bootstrap add ok: %s, context id %zu\n", leader ? "leader" : "add member", cid);
+}
+
+static void mode_bad(void) {
+    pmix_info_t info[2];
+    int timeout = 30;
+    pmix_status_t rc;
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    /* No leaders: not a count the construct could wait for. */
+    load_bootstrap(&info[0], 0);
+    rc = PMIx_Group_construct("boot-bad", &me, 1, info, 2, NULL, NULL);
+    if (rc != PMIX_ERR_BAD_PARAM) FAIL("PMIX_GROUP_BOOTSTRAP 0: %s", PMIx_Error_string(rc));
+    PMIX_INFO_DESTRUCT(&info[0]);
+    /* Not a number. */
+    PMIX_INFO_LOAD(&info[0], PMIX_GROUP_BOOTSTRAP, "two", PMIX_STRING);
+    rc = PMIx_Group_construct("boot-bad", &me, 1, info, 2, NULL, NULL);
+    if (rc != PMIX_ERR_BAD_PARAM) FAIL("PMIX_GROUP_BOOTSTRAP \"two\": %s", PMIx_Error_string(rc));
+    PMIX_INFO_DESTRUCT(&info[0]);
+    /* A leader gives its own id in procs. */
+    pmix_proc_t other;
+    PMIX_LOAD_PROCID(&other, me.nspace, nprocs); /* beyond the job: not me */
+    load_bootstrap(&info[0], 1);
+    rc = PMIx_Group_construct("boot-bad", &other, 1, info, 2, NULL, NULL);
+    if (rc != PMIX_ERR_BAD_PARAM) FAIL("a leader not in its procs: %s", PMIx_Error_string(rc));
+    /* Nothing was left behind: the id names a group now. */
+    CHECK(PMIx_Group_construct("boot-bad", &me, 1, info, 2, NULL, NULL), "construct after");
+    CHECK(PMIx_Group_destruct("boot-bad", NULL, 0), "destruct");
+    printf("bootstrap bad ok\n");
+}
+
+static void mode_timeout(void) {
+    if (nprocs != 3) FAIL("timeout needs 3 ranks");
+    pmix_status_t rc;
+    if (me.rank == 2) {
+        /* The latecomer: this fence completes once the others gave up. */
+        CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+        rc = PMIx_Group_construct("boot-late", NULL, 0, NULL, 0, NULL, NULL);
+        if (rc != PMIX_ERR_TIMEOUT) FAIL("the latecomer got %s", PMIx_Error_string(rc));
+        printf("bootstrap latecomer got %s\n", PMIx_Error_string(rc));
+        return;
+    }
+    if (me.rank == 0) {
+        pmix_info_t info[3];
+        int timeout = 2;
+        pmix_proc_t adds[2];
+        pmix_data_array_t darray = {PMIX_PROC, 2, adds};
+        PMIX_LOAD_PROCID(&adds[0], me.nspace, 1);
+        PMIX_LOAD_PROCID(&adds[1], me.nspace, 2);
+        load_bootstrap(&info[0], 1);
+        PMIX_INFO_LOAD(&info[1], PMIX_GROUP_ADD_MEMBERS, &darray, PMIX_DATA_ARRAY);
+        PMIX_INFO_LOAD(&info[2], PMIX_TIMEOUT, &timeout, PMIX_INT);
+        rc = PMIx_Group_construct("boot-late", &me, 1, info, 3, NULL, NULL);
+    } else {
+        /* No timeout of its own: the leader's ends the construct. */
+        rc = PMIx_Group_construct("boot-late", NULL, 0, NULL, 0, NULL, NULL);
+    }
+    if (rc != PMIX_ERR_TIMEOUT) FAIL("construct without rank 2: %s", PMIx_Error_string(rc));
+    printf("bootstrap timed out as expected\n");
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: group_bootstrap_client leaders|add|bad|timeout\n");
+        return 2;
+    }
+    alarm(90); /* every wait below is bounded */
+    CHECK(PMIx_Init(&me, NULL, 0), "PMIx_Init");
+    nprocs = job_size();
+    const char *mode = argv[1];
+    if (strcmp(mode, "leaders") == 0) {
+        mode_leaders();
+    } else if (strcmp(mode, "add") == 0) {
+        mode_add();
+    } else if (strcmp(mode, "bad") == 0) {
+        mode_bad();
+    } else if (strcmp(mode, "timeout") == 0) {
+        mode_timeout();
+    } else {
+        FAIL("unknown mode %s", mode);
+    }
+    CHECK(PMIx_Finalize(NULL, 0), "PMIx_Finalize");
+    return 0;
+}
