@@ -301,6 +301,7 @@ void Client::adopt(Handshaken &&connected, std::shared_ptr<ptl_base::Transports>
         [this, transports = std::move(transports), handover, who, client_role] {
             transports_ = transports;
             finalizing_ = false;
+            lost_event_.reset();  // a new connection: no standing loss
             server_ = handover->server;
             channel_ = Channel::open(
                 std::move(handover->connection),
@@ -341,6 +342,7 @@ pmix_status_t Client::finalize(std::span<const pmix_info_t> info) {
         fail_direct(nullptr);
         if (channel_) channel_->close("finalized");
         channel_.reset();
+        lost_event_.reset();
         auto others = std::move(others_);
         others_.clear();
         for (auto &[server, ch] : others) ch->close("finalized");
@@ -452,7 +454,7 @@ void Client::on_close(Channel &ch, const std::string &reason) {
             others_.erase(gone);
         }
         fail_all();
-        if (lost && !finalizing_) raise_lost_connection(*lost);
+        if (lost && !finalizing_) raise_lost_connection(*lost, false);
         return;
     }
     if (!finalizing_) log()->warn("client: lost the connection to the server: {}", reason);
