@@ -28,6 +28,13 @@ auto log() {
     return mca::framework_logger("client");
 }
 
+// The same logger, kept: each request logs at debug (client_base_verbose >= 5)
+// without taking the loggers' lock.
+spdlog::logger &request_log() {
+    static const auto logger = mca::framework_logger("client");
+    return *logger;
+}
+
 bool same_proc(const pmix_proc_t &a, const pmix_proc_t &b) {
     return a.rank == b.rank && std::strncmp(a.nspace, b.nspace, PMIX_MAX_NSLEN) == 0;
 }
@@ -370,6 +377,8 @@ void Client::request(Command command, std::vector<std::uint8_t> body, ReplyHandl
     }
     pending_[tag] = std::move(handler);
     pending_on_[tag] = channel_.get();
+    request_log().debug("client: request {} sent (command {}, {} bytes)", tag,
+                        static_cast<unsigned>(command), body.size());
 }
 
 void Client::on_frame(Channel &, Frame &&frame) {
@@ -401,6 +410,9 @@ void Client::on_frame(Channel &, Frame &&frame) {
     BodyReader r(frame.body);
     std::int32_t status = PMIX_ERR_UNPACK_FAILURE;
     if (!r.i32(status)) status = PMIX_ERR_UNPACK_FAILURE;
+    if (request_log().should_log(spdlog::level::debug))
+        request_log().debug("client: reply to request {}: {}", frame.tag,
+                            PMIx_Error_string(status));
     handler(status, r);
 }
 
