@@ -15,6 +15,7 @@
 #include "client/groups.hpp"
 #include "client/network.hpp"
 #include "client/psets.hpp"
+#include "mca/logging.hpp"
 #include "runtime/init_state.hpp"
 #include "runtime/progress.hpp"
 #include "server/server.hpp"
@@ -27,6 +28,11 @@ using pmixpp::runtime::Face;
 using pmixpp::runtime::ProgressEngine;
 
 namespace {
+
+// client_base_verbose (framework/mca/README.md, "Verbosity").
+auto log() {
+    return pmixpp::mca::framework_logger("client");
+}
 
 bool client_up() {
     return pmixpp::runtime::init_count(Face::client) > 0;
@@ -132,6 +138,8 @@ PMIX_EXPORT pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_
     }
     pmix_status_t rc = client.init({info, info == nullptr ? 0 : ninfo}, proc);
     if (rc == PMIX_SUCCESS) {
+        const pmix_proc_t me = client.self();
+        log()->info("PMIx_Init: connected as {}:{}", me.nspace, me.rank);
         pmixpp::runtime::add_init(Face::client);
         pmixpp::client::stop_in_init_if_asked(client.self());  // debug.cpp
     }
@@ -143,7 +151,11 @@ PMIX_EXPORT pmix_status_t PMIx_Finalize(const pmix_info_t info[], size_t ninfo) 
     std::lock_guard lock(client.init_mutex());
     if (!client_up()) return PMIX_ERR_INIT;
     if (pmixpp::runtime::drop_init(Face::client) > 0) return PMIX_SUCCESS;
-    return client.finalize({info, info == nullptr ? 0 : ninfo});
+    const pmix_proc_t me = client.self();
+    const pmix_status_t rc = client.finalize({info, info == nullptr ? 0 : ninfo});
+    log()->info("PMIx_Finalize: {}:{} disconnected ({})", me.nspace, me.rank,
+                PMIx_Error_string(rc));
+    return rc;
 }
 
 PMIX_EXPORT pmix_status_t PMIx_Abort(int status, const char msg[], pmix_proc_t procs[],

@@ -57,6 +57,10 @@ void register_handler(RegistrationSpec spec, pmix_notification_fn_t fn,
         report(PMIX_SUCCESS, id);
         ProcessEvents::instance().registry().activate(id);
         if (Server::instance().active()) Server::instance().replay_to_self(id);
+        // The server is gone for good: a handler that matches the loss hears
+        // of it now, as a cached event is replayed (docs/events.md).
+        if (auto lost = Client::instance().lost_event())
+            ProcessEvents::instance().deliver(lost, id);
     };
     auto &client = Client::instance();
     if (client.connected()) {

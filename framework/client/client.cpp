@@ -29,6 +29,13 @@ auto log() {
     return mca::framework_logger("client");
 }
 
+// The same logger, kept: each request logs at debug (client_base_verbose >= 5)
+// without taking the loggers' lock.
+spdlog::logger &request_log() {
+    static const auto logger = mca::framework_logger("client");
+    return *logger;
+}
+
 bool same_proc(const pmix_proc_t &a, const pmix_proc_t &b) {
     return a.rank == b.rank && std::strncmp(a.nspace, b.nspace, PMIX_MAX_NSLEN) == 0;
 }
@@ -303,6 +310,7 @@ void Client::adopt(Handshaken &&connected, std::shared_ptr<ptl_base::Transports>
         [this, transports = std::move(transports), handover, who, client_role] {
             transports_ = transports;
             finalizing_ = false;
+            lost_event_.reset();  // a new connection: no standing loss
             server_ = handover->server;
             channel_ = Channel::open(
                 std::move(handover->connection),
@@ -367,6 +375,7 @@ void Client::close_connections() {
     fail_direct(nullptr);
     if (channel_) channel_->close("finalized");
     channel_.reset();
+    lost_event_.reset();
     auto others = std::move(others_);
     others_.clear();
     for (auto &[server, ch] : others) ch->close("finalized");
@@ -386,6 +395,8 @@ void Client::request(Command command, std::vector<std::uint8_t> body, ReplyHandl
     }
     pending_[tag] = std::move(handler);
     pending_on_[tag] = channel_.get();
+    request_log().debug("client: request {} sent (command {}, {} bytes)", tag,
+                        static_cast<unsigned>(command), body.size());
 }
 
 void Client::on_frame(Channel &, Frame &&frame) {
@@ -417,6 +428,9 @@ void Client::on_frame(Channel &, Frame &&frame) {
     BodyReader r(frame.body);
     std::int32_t status = PMIX_ERR_UNPACK_FAILURE;
     if (!r.i32(status)) status = PMIX_ERR_UNPACK_FAILURE;
+    if (request_log().should_log(spdlog::level::debug))
+        request_log().debug("client: reply to request {}: {}", frame.tag,
+                            PMIx_Error_string(status));
     handler(status, r);
 }
 
@@ -485,7 +499,7 @@ void Client::on_close(Channel &ch, const std::string &reason) {
             others_.erase(gone);
         }
         fail_all();
-        if (lost && !finalizing_) raise_lost_connection(*lost);
+        if (lost && !finalizing_) raise_lost_connection(*lost, false);
         return;
     }
     if (!finalizing_) log()->warn("client: lost the connection to the server: {}", reason);

@@ -142,6 +142,11 @@ class Client {
     // does not wait for the progress thread to wake. False when it was not
     // sent (done is not called): the caller posts notify_event instead.
     bool notify_event_direct(const events::Event &ev, std::function<void(pmix_status_t)> done);
+    // Progress thread: the PMIX_ERR_LOST_CONNECTION raised when the current
+    // server went, kept until the next connection (null while connected):
+    // replayed to a handler registered after the loss (docs/events.md,
+    // "A handler registered after the loss").
+    std::shared_ptr<const events::Event> lost_event() const { return lost_event_; }
     // Progress thread: IO forwarding (iof.cpp, docs/iof.md). iof_pull asks the
     // server for the output of `procs` on `channels`; on success `cbfunc`
     // (nullptr: write to our own stdout/stderr) is kept under a new reference
@@ -170,9 +175,10 @@ class Client {
     // Unsolicited `event` message: runs the chain (events.cpp).
     void handle_event(wire::Frame &frame);
     // The connection to the server is gone (not by finalize): raise
-    // PMIX_ERR_LOST_CONNECTION to this process's handlers (events.cpp).
-    // PMIX_ERR_LOST_CONNECTION to this process's handlers, `server` as its source.
-    void raise_lost_connection(const pmix_proc_t &server);
+    // PMIX_ERR_LOST_CONNECTION to this process's handlers, `server` as its
+    // source (events.cpp). `current`: it was the current server, so the
+    // event is kept for later registrations (lost_event()).
+    void raise_lost_connection(const pmix_proc_t &server, bool current = true);
     // Unsolicited `iof` message: the payload to its registration's handler (iof.cpp).
     void handle_iof(wire::Frame &frame);
     // Unsolicited `group_ask` message: the event's chain, then the
@@ -240,6 +246,7 @@ class Client {
     // Progress thread: closes the connections (finalize). Idempotent.
     void close_connections();
     pmix_proc_t server_{};
+    std::shared_ptr<const events::Event> lost_event_;  // lost_event()
     // monitor.cpp: heartbeat_wanted from the server.
     void handle_heartbeat_wanted(wire::Frame &frame);
     std::atomic<bool> heartbeats_wanted_{false};  // monitor.cpp

@@ -80,12 +80,14 @@ void Client::handle_event(wire::Frame &frame) {
         std::move(shared), targeted ? std::optional<std::size_t>(id) : std::nullopt);
 }
 
-void Client::raise_lost_connection(const pmix_proc_t &server) {
+void Client::raise_lost_connection(const pmix_proc_t &server, bool current) {
     // Internal to this process (seed 000, "Client-Based Notifications"): the
     // 4.2 headers name it PMIX_ERR_LOST_CONNECTION (docs/events.md).
-    auto ev =
-        events::Event::make(PMIX_ERR_LOST_CONNECTION, &server, PMIX_RANGE_PROC_LOCAL, nullptr, 0);
-    events::ProcessEvents::instance().deliver(std::make_shared<const events::Event>(std::move(ev)));
+    auto ev = std::make_shared<const events::Event>(
+        events::Event::make(PMIX_ERR_LOST_CONNECTION, &server, PMIX_RANGE_PROC_LOCAL, nullptr, 0));
+    // Kept after the delivery: the handlers active now have it once.
+    if (current) lost_event_ = ev;
+    events::ProcessEvents::instance().deliver(std::move(ev));
 }
 
 }  // namespace pmixpp::client

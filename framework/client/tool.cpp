@@ -476,6 +476,7 @@ pmix_status_t Client::tool_set_server(const pmix_proc_t &server) {
         if (channel_ && channel_->is_open()) others_.emplace_back(server_, channel_);
         server_ = next.first;
         channel_ = std::move(next.second);
+        lost_event_.reset();  // a live current server again (client.hpp)
         rc = PMIX_SUCCESS;
     });
     return rc;
@@ -494,6 +495,7 @@ pmix_status_t Client::tool_disconnect(const pmix_proc_t &server) {
                 server_ = others_.front().first;
                 channel_ = std::move(others_.front().second);
                 others_.erase(others_.begin());
+                lost_event_.reset();
             }  // else: no channel, requests fail with PMIX_ERR_LOST_CONNECTION
         } else {
             auto it = std::find_if(others_.begin(), others_.end(),

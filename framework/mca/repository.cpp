@@ -85,6 +85,20 @@ ComponentRepository::ComponentRepository(ParameterRegistry &parameters, Reposito
          "0",
          {}});
     if (mca_verbose) set_framework_verbosity("mca", mca_verbose.value().int_value);
+    // The core's layers that log but are not frameworks (README.md, "Verbosity"):
+    // the same <name>_base_verbose a user tries for a framework.
+    for (const char *layer : {"client", "server", "event", "runtime"}) {
+        auto verbose = parameters.register_param(
+            {param_name(layer, "base", "verbose"),
+             layer,
+             "base",
+             ParamType::integer,
+             std::string("Verbosity of libpmix's ") + layer + " layer, logger pmix." + layer +
+                 " (0: warnings only, 1-4: info, 5-9: debug, 10+: trace)",
+             "0",
+             {}});
+        if (verbose) set_framework_verbosity(layer, verbose.value().int_value);
+    }
     for (const auto &fw : impl_->options.frameworks) {
         parameters.register_param(
             {fw.name,

@@ -13,6 +13,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ static const char *text_of(const pmix_info_t *info, size_t n, const char *key) {
     return "";
 }
 
-static volatile int nb_fired = 0;
+static _Atomic int nb_fired = 0;
 static pmix_status_t nb_status;
 static char nb_id[64];
 
@@ -52,7 +53,7 @@ static void on_alloc(pmix_status_t status, pmix_info_t *info, size_t ninfo, void
     nb_status = status;
     snprintf(nb_id, sizeof nb_id, "%s", text_of(info, ninfo, PMIX_ALLOC_ID));
     if (release_fn != NULL) release_fn(release_cbdata);
-    __atomic_store_n(&nb_fired, 1, __ATOMIC_SEQ_CST);
+    atomic_store(&nb_fired, 1);
 }
 
 static int client_main(const char *mode) {
@@ -85,8 +86,7 @@ static int client_main(const char *mode) {
 
         rc = PMIx_Allocation_request_nb(PMIX_ALLOC_NEW, &info, 1, on_alloc, NULL);
         CHECK(rc == PMIX_SUCCESS, "new nb: %s", PMIx_Error_string(rc));
-        for (int i = 0; i < 30000 && !__atomic_load_n(&nb_fired, __ATOMIC_SEQ_CST); ++i)
-            usleep(1000);
+        for (int i = 0; i < 30000 && !atomic_load(&nb_fired); ++i) usleep(1000);
         CHECK(nb_fired && nb_status == PMIX_SUCCESS && strcmp(nb_id, "alloc-4") == 0,
               "new nb: fired %d %s id '%s'", nb_fired, PMIx_Error_string(nb_status), nb_id);
         printf("alloc client ok: new nb\n");

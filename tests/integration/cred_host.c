@@ -16,6 +16,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ static const pmix_value_t *value_of(const pmix_info_t *info, size_t n, const cha
     return NULL;
 }
 
-static volatile int nb_done = 0;
+static _Atomic int nb_done = 0;
 static pmix_status_t nb_status;
 static size_t nb_size;
 static char nb_type[32];
@@ -48,7 +49,7 @@ static void on_credential(pmix_status_t status, pmix_byte_object_t *credential, 
     const pmix_value_t *t = value_of(info, ninfo, PMIX_CRED_TYPE);
     snprintf(nb_type, sizeof nb_type, "%s",
              t != NULL && t->type == PMIX_STRING ? t->data.string : "");
-    __atomic_store_n(&nb_done, 1, __ATOMIC_SEQ_CST);
+    atomic_store(&nb_done, 1);
 }
 
 static void on_validation(pmix_status_t status, pmix_info_t info[], size_t ninfo, void *cbdata) {
@@ -56,11 +57,11 @@ static void on_validation(pmix_status_t status, pmix_info_t info[], size_t ninfo
     const pmix_value_t *uid = value_of(info, ninfo, PMIX_USERID);
     nb_status = status;
     nb_size = uid != NULL && uid->type == PMIX_UINT32 && uid->data.uint32 == (uint32_t)getuid();
-    __atomic_store_n(&nb_done, 1, __ATOMIC_SEQ_CST);
+    atomic_store(&nb_done, 1);
 }
 
 static void wait_nb(const char *what) {
-    for (int i = 0; i < 30000 && !__atomic_load_n(&nb_done, __ATOMIC_SEQ_CST); ++i) usleep(1000);
+    for (int i = 0; i < 30000 && !atomic_load(&nb_done); ++i) usleep(1000);
     CHECK(nb_done, "%s: no callback", what);
     nb_done = 0;
 }

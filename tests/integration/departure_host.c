@@ -32,6 +32,7 @@
 #include <pmix_server.h>
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,8 +142,8 @@ static int waiter_main(void) {
 
 /* -------------------------------------------------------------------- host */
 /* The dmodex waiter's answer (progress thread). */
-static volatile int dmodex_answered = 0;
-static volatile pmix_status_t dmodex_status = PMIX_SUCCESS;
+static _Atomic int dmodex_answered = 0;
+static _Atomic pmix_status_t dmodex_status = PMIX_SUCCESS;
 
 static void on_dmodex(pmix_status_t status, char *data, size_t size, void *cbdata) {
     (void)data, (void)size, (void)cbdata;

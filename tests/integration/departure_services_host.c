@@ -34,6 +34,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,7 @@ static void wait_fd(const char *name) {
 /* Waits at most `seconds` until *flag is set under `lock`. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static int wait_flag(volatile int *flag, int seconds) {
+static int wait_flag(_Atomic int *flag, int seconds) {
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += seconds;
@@ -90,7 +91,7 @@ static int wait_flag(volatile int *flag, int seconds) {
     pthread_mutex_unlock(&lock);
     return ok;
 }
-static void set_flag(volatile int *flag) {
+static void set_flag(_Atomic int *flag) {
     pthread_mutex_lock(&lock);
     *flag = 1;
     pthread_cond_broadcast(&cond);
@@ -172,7 +173,7 @@ static int again_main(void) {
 }
 
 /* ------------------------------------------------------------------ waiter */
-static volatile int got_late = 0;
+static _Atomic int got_late = 0;
 static void on_output(size_t ref, pmix_iof_channel_t channel, pmix_proc_t *source,
                       pmix_byte_object_t *payload, pmix_info_t info[], size_t ninfo) {
     (void)ref, (void)info, (void)ninfo;
@@ -217,7 +218,7 @@ static int waiter_main(void) {
 }
 
 /* -------------------------------------------------------------------- host */
-static volatile int registered_code = 0, deregistered_code = 0;
+static _Atomic int registered_code = 0, deregistered_code = 0;
 
 static pmix_status_t on_register_events(pmix_status_t *codes, size_t ncodes,
                                         const pmix_info_t info[], size_t ninfo,

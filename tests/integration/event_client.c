@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,7 +367,7 @@ static void mode_hybrid(void) {
 
 /* --- late: events before a registration are replayed to it, oldest first,
  * and only after its registration callback ran --- */
-static volatile int reg_done;
+static _Atomic int reg_done;
 static void late_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
                          pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
                          pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {

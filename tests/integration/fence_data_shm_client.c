@@ -18,6 +18,7 @@
  * Prints "fence_data ok" per rank. */
 #include <pmix.h>
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,12 +139,12 @@ static int run_rounds(void) {
     return 0;
 }
 
-static volatile int nb_done[2];
-static volatile pmix_status_t nb_status[2];
+static _Atomic int nb_done[2];
+static _Atomic pmix_status_t nb_status[2];
 static void nb_cb(pmix_status_t status, void *cbdata) {
     int i = (int)(intptr_t)cbdata;
     nb_status[i] = status;
-    __atomic_store_n(&nb_done[i], 1, __ATOMIC_SEQ_CST);
+    atomic_store(&nb_done[i], 1);
 }
 
 static int run_nb(void) {
@@ -157,9 +158,7 @@ static int run_nb(void) {
         CHECK(rc == PMIX_SUCCESS, "Fence_nb %d: %s", i, PMIx_Error_string(rc));
     }
     /* bounded by pmixrun --timeout */
-    while (!__atomic_load_n(&nb_done[0], __ATOMIC_SEQ_CST) ||
-           !__atomic_load_n(&nb_done[1], __ATOMIC_SEQ_CST))
-        usleep(100);
+    while (!atomic_load(&nb_done[0]) || !atomic_load(&nb_done[1])) usleep(100);
     PMIX_INFO_DESTRUCT(&collect);
     CHECK(nb_status[0] == PMIX_SUCCESS && nb_status[1] == PMIX_SUCCESS, "Fence_nb: %s / %s",
           PMIx_Error_string(nb_status[0]), PMIx_Error_string(nb_status[1]));

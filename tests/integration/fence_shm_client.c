@@ -14,6 +14,7 @@
 #include <pmix.h>
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,19 +31,19 @@
 
 static pmix_proc_t me;
 
-static volatile int nb_done;
-static volatile pmix_status_t nb_status;
+static _Atomic int nb_done;
+static _Atomic pmix_status_t nb_status;
 static void nb_cb(pmix_status_t status, void *cbdata) {
     (void)cbdata;
     nb_status = status;
-    __atomic_store_n(&nb_done, 1, __ATOMIC_SEQ_CST);
+    atomic_store(&nb_done, 1);
 }
 
 static pmix_status_t fence_nb_and_wait(void) {
     nb_done = 0;
     pmix_status_t rc = PMIx_Fence_nb(NULL, 0, NULL, 0, nb_cb, NULL);
     if (rc != PMIX_SUCCESS) return rc;
-    while (!__atomic_load_n(&nb_done, __ATOMIC_SEQ_CST)) usleep(50);
+    while (!atomic_load(&nb_done)) usleep(50);
     return nb_status;
 }
 

@@ -39,6 +39,7 @@
 #include <pmix.h>
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,7 @@ static _Atomic int invited = 0, completed = 0, aborted = 0, leader_failed = 0, s
 static _Atomic int accepted_seen = 0, declined_seen = 0, failed_seen = 0;
 static pmix_proc_t inviter, failed_proc, new_leader;
 static _Atomic size_t complete_members = 0;
-static volatile pmix_status_t join_nb_status = PMIX_ERR_TIMEOUT;
+static _Atomic pmix_status_t join_nb_status = PMIX_ERR_TIMEOUT;
 static _Atomic int join_nb_done = 0; /* atomics: set last, on the progress thread */
 
 static int is_our_group(const pmix_info_t info[], size_t ninfo) {

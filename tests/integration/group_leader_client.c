@@ -35,6 +35,7 @@
 #include <pmix.h>
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,8 +62,8 @@ static const char *mode;
 static const char *GRP = "ldr-grp";
 
 /* What the handlers saw (written on the progress thread, read by main). */
-static volatile int member_failed = 0, leader_failed = 0, selected = 0, aborted = 0;
-static volatile pmix_rank_t failed_rank = PMIX_RANK_UNDEF, new_leader = PMIX_RANK_UNDEF;
+static _Atomic int member_failed = 0, leader_failed = 0, selected = 0, aborted = 0;
+static _Atomic pmix_rank_t failed_rank = PMIX_RANK_UNDEF, new_leader = PMIX_RANK_UNDEF;
 
 static const pmix_proc_t *affected(const pmix_info_t info[], size_t ninfo) {
     for (size_t i = 0; i < ninfo; ++i)
@@ -109,10 +110,10 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
 
 static void registered(pmix_status_t status, size_t ref, void *cbdata) {
     (void)ref;
-    *(volatile pmix_status_t *)cbdata = status;
+    *(_Atomic pmix_status_t *)cbdata = status;
 }
 
-static void wait_flag(volatile int *flag) {
+static void wait_flag(_Atomic int *flag) {
     while (!*flag) usleep(1000); /* bounded by alarm() */
 }
 
@@ -127,7 +128,7 @@ static void server_fence(void) {
 }
 
 struct nb {
-    volatile int done;
+    _Atomic int done;
     pmix_status_t status;
     int leader;
     char members[128];
@@ -314,7 +315,7 @@ int main(int argc, char **argv) {
     for (uint32_t r = 0; r < nprocs; ++r) PMIX_LOAD_PROCID(&procs[r], me.nspace, r);
     pmix_status_t codes[] = {PMIX_GROUP_MEMBER_FAILED, PMIX_GROUP_LEADER_FAILED,
                              PMIX_GROUP_LEADER_SELECTED, PMIX_GROUP_CONSTRUCT_ABORT};
-    volatile pmix_status_t reg = PMIX_ERR_TIMEOUT;
+    _Atomic pmix_status_t reg = PMIX_ERR_TIMEOUT;
     PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event,
                                 registered, (void *)&reg);
     while (reg == PMIX_ERR_TIMEOUT) usleep(1000); /* bounded by alarm() */

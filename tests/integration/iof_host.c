@@ -39,6 +39,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,9 +183,9 @@ static pmix_proc_t proc_of(pmix_rank_t rank) {
     return p;
 }
 
-static volatile int reg_done = 0;
-static volatile size_t reg_ref = 0;
-static volatile pmix_status_t reg_status = PMIX_ERROR;
+static _Atomic int reg_done = 0;
+static _Atomic size_t reg_ref = 0;
+static _Atomic pmix_status_t reg_status = PMIX_ERROR;
 static void on_registered(pmix_status_t status, size_t ref, void *cbdata) {
     (void)cbdata;
     pthread_mutex_lock(&lock);
@@ -433,7 +434,7 @@ static void on_tool(pmix_info_t *info, size_t ninfo, pmix_tool_connection_cbfunc
     cbfunc(PMIX_SUCCESS, &proc, cbdata);
 }
 
-static volatile int delivered = 0;
+static _Atomic int delivered = 0;
 static void on_delivered(pmix_status_t status, void *cbdata) {
     (void)cbdata;
     CHECK(status == PMIX_SUCCESS, "deliver callback: %s", PMIx_Error_string(status));

@@ -11,6 +11,7 @@
 #include <pmix.h>
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t got_signal = 0;
+static _Atomic sig_atomic_t got_signal = 0;
 static void on_usr1(int sig) {
     (void)sig;
     got_signal = 1;

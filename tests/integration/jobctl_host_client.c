@@ -43,6 +43,7 @@
 #include <pmix.h>
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,7 +304,7 @@ static void mode_refuse(void) {
 
 /* ---- checkpoint ---- */
 
-static volatile int ckpt_event_seen = 0;
+static _Atomic int ckpt_event_seen = 0;
 static char ckpt_event_name[64];
 
 static void on_ckpt_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
@@ -314,13 +315,13 @@ static void on_ckpt_event(size_t id, pmix_status_t status, const pmix_proc_t *so
         if (PMIX_CHECK_KEY(&info[i], PMIX_JOB_CTRL_CHECKPOINT) && info[i].value.type == PMIX_STRING)
             snprintf(ckpt_event_name, sizeof ckpt_event_name, "%s", info[i].value.data.string);
     }
-    __atomic_store_n(&ckpt_event_seen, 1, __ATOMIC_SEQ_CST);
+    atomic_store(&ckpt_event_seen, 1);
     if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
 /* A non-blocking request's outcome. */
 struct outcome {
-    volatile int fired;
+    _Atomic int fired;
     pmix_status_t status;
     char checkpoint[64];
 };
@@ -334,12 +335,12 @@ static void on_outcome(pmix_status_t status, pmix_info_t *info, size_t ninfo, vo
             snprintf(o->checkpoint, sizeof o->checkpoint, "%s", info[i].value.data.string);
     }
     if (release_fn != NULL) release_fn(release_cbdata);
-    __atomic_store_n(&o->fired, 1, __ATOMIC_SEQ_CST);
+    atomic_store(&o->fired, 1);
 }
 
 static int wait_fired(struct outcome *o) {
-    for (int i = 0; i < 30000 && !__atomic_load_n(&o->fired, __ATOMIC_SEQ_CST); ++i) nap();
-    return __atomic_load_n(&o->fired, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 30000 && !atomic_load(&o->fired); ++i) nap();
+    return atomic_load(&o->fired);
 }
 
 /* Declares one method entry (key, value) for ourselves. */
@@ -397,12 +398,13 @@ static void mode_checkpoint(int by_event) {
     }
     PMIx_Fence(NULL, 0, NULL, 0); /* methods and handlers in place */
     if (me.rank == 0) {
-        struct outcome o;
+        /* Static: fail() returns, and a late answer must not land in a returned frame. */
+        static struct outcome o;
         pmix_status_t rc = checkpoint_nb(&one, "ck.1", NULL, &o);
         if (rc != PMIX_SUCCESS) fail("checkpoint request", rc);
         for (int i = 0; i < 30000 && !got_usr1; ++i) nap();
         if (!got_usr1) fail("rank 1 never said it was triggered", PMIX_ERR_TIMEOUT);
-        if (!__atomic_load_n(&o.fired, __ATOMIC_SEQ_CST))
+        if (!atomic_load(&o.fired))
             printf("checkpoint pending until complete\n");
         else
             fail("the checkpoint request finished before rank 1 completed it", o.status);
@@ -420,7 +422,7 @@ static void mode_checkpoint(int by_event) {
     } else if (me.rank == 1) {
         int triggered = 0;
         for (int i = 0; i < 30000 && !triggered; ++i) {
-            triggered = by_event ? __atomic_load_n(&ckpt_event_seen, __ATOMIC_SEQ_CST) : got_usr2;
+            triggered = by_event ? atomic_load(&ckpt_event_seen) : got_usr2;
             if (!triggered) nap();
         }
         if (triggered && (!by_event || strcmp(ckpt_event_name, "ck.1") == 0)) {
@@ -499,19 +501,21 @@ static void mode_ckpt_errors(void) {
         PMIX_INFO_DESTRUCT(&d[0]);
         PMIX_INFO_DESTRUCT(&d[1]);
 
-        struct outcome o;
+        /* Static, and one per request: an answer that came after its wait gave up
+         * lands in storage that still exists and is no other request's. */
+        static struct outcome o, orphan;
         rc = checkpoint_nb(&one, "ck.c1", "c1", &o);
         pmix_status_t crc = cancel("c1");
         int fired = rc == PMIX_SUCCESS && wait_fired(&o);
         ckpt_step("cancelled", crc == PMIX_SUCCESS && fired && o.status == PMIX_ERR_JOB_CANCELED,
                   fired ? o.status : crc, NULL);
 
-        rc = checkpoint_nb(&one, "ck.orphan", NULL, &o);
+        rc = checkpoint_nb(&one, "ck.orphan", NULL, &orphan);
         PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_TERMINATE, NULL, PMIX_BOOL);
         pmix_status_t trc = request(&one, 1, d, 1, NULL, 0);
-        fired = rc == PMIX_SUCCESS && trc == PMIX_SUCCESS && wait_fired(&o);
-        ckpt_step("target ended", fired && o.status == PMIX_ERR_PROC_CHECKPOINT,
-                  fired ? o.status : trc, NULL);
+        fired = rc == PMIX_SUCCESS && trc == PMIX_SUCCESS && wait_fired(&orphan);
+        ckpt_step("target ended", fired && orphan.status == PMIX_ERR_PROC_CHECKPOINT,
+                  fired ? orphan.status : trc, NULL);
     } else if (me.rank == 1) {
         for (int i = 0; i < 30000 && !got_term; ++i) nap();
         ckpt_step("rank 1 left without completing", got_term, PMIX_SUCCESS, NULL);
@@ -520,13 +524,13 @@ static void mode_ckpt_errors(void) {
 
 /* ---- preemption ---- */
 
-static volatile int preempt_alerts = 0;
+static _Atomic int preempt_alerts = 0;
 
 static void on_preempt(size_t id, pmix_status_t status, const pmix_proc_t *source,
                        pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
                        pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
     (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
-    __atomic_add_fetch(&preempt_alerts, 1, __ATOMIC_SEQ_CST);
+    atomic_fetch_add(&preempt_alerts, 1);
     if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
@@ -541,8 +545,8 @@ static pmix_status_t preemptible(const char *id, bool yes) {
 }
 
 static int wait_alerts(int n) {
-    for (int i = 0; i < 30000 && __atomic_load_n(&preempt_alerts, __ATOMIC_SEQ_CST) < n; ++i) nap();
-    return __atomic_load_n(&preempt_alerts, __ATOMIC_SEQ_CST) >= n;
+    for (int i = 0; i < 30000 && atomic_load(&preempt_alerts) < n; ++i) nap();
+    return atomic_load(&preempt_alerts) >= n;
 }
 
 static void mode_preempt(void) {
@@ -588,7 +592,7 @@ static void mode_preempt(void) {
     }
     fflush(stdout);
     PMIx_Fence(NULL, 0, NULL, 0);
-    if (__atomic_load_n(&preempt_alerts, __ATOMIC_SEQ_CST) == 1)
+    if (atomic_load(&preempt_alerts) == 1)
         printf("preempt count ok\n");
     else
         fail("wrong number of preemption alerts", PMIX_ERROR);
@@ -639,7 +643,7 @@ static void alloc_refused(const char *what, pmix_alloc_directive_t directive, pm
     if (r != NULL) PMIX_INFO_FREE(r, n);
 }
 
-static volatile int alloc_fired = 0;
+static _Atomic int alloc_fired = 0;
 static pmix_status_t alloc_status;
 static char alloc_req_id[64];
 
@@ -651,7 +655,7 @@ static void on_alloc(pmix_status_t status, pmix_info_t *info, size_t ninfo, void
     snprintf(alloc_req_id, sizeof alloc_req_id, "%s", id ? id : "");
     if (!is_this_node(info, ninfo)) alloc_status = PMIX_ERR_BAD_PARAM;
     if (release_fn != NULL) release_fn(release_cbdata);
-    __atomic_store_n(&alloc_fired, 1, __ATOMIC_SEQ_CST);
+    atomic_store(&alloc_fired, 1);
 }
 
 static void mode_alloc(void) {
@@ -682,11 +686,9 @@ static void mode_alloc(void) {
     PMIX_INFO_LOAD(&info, PMIX_ALLOC_REQ_ID, "req.7", PMIX_STRING);
     rc = PMIx_Allocation_request_nb(PMIX_ALLOC_EXTEND, &info, 1, on_alloc, NULL);
     PMIX_INFO_DESTRUCT(&info);
-    for (int i = 0;
-         rc == PMIX_SUCCESS && i < 30000 && !__atomic_load_n(&alloc_fired, __ATOMIC_SEQ_CST); ++i)
-        nap();
-    if (rc == PMIX_SUCCESS && __atomic_load_n(&alloc_fired, __ATOMIC_SEQ_CST) &&
-        alloc_status == PMIX_SUCCESS && strcmp(alloc_req_id, "req.7") == 0)
+    for (int i = 0; rc == PMIX_SUCCESS && i < 30000 && !atomic_load(&alloc_fired); ++i) nap();
+    if (rc == PMIX_SUCCESS && atomic_load(&alloc_fired) && alloc_status == PMIX_SUCCESS &&
+        strcmp(alloc_req_id, "req.7") == 0)
         printf("alloc ok: non-blocking, request id %s\n", alloc_req_id);
     else
         fail("non-blocking allocation request", rc != PMIX_SUCCESS ? rc : alloc_status);

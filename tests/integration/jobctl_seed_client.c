@@ -15,6 +15,7 @@
 #include <pmix.h>
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +24,8 @@
 #include <unistd.h>
 
 static pmix_proc_t myproc;
-static volatile sig_atomic_t got_usr2 = 0;
-static volatile int preempt_alerts = 0;
+static _Atomic sig_atomic_t got_usr2 = 0;
+static _Atomic int preempt_alerts = 0;
 
 static void on_usr2(int sig) {
     (void)sig;
@@ -43,32 +44,31 @@ static void notification_fn(size_t evhdlr_registration_id, pmix_status_t status,
                             pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
     (void)evhdlr_registration_id, (void)source, (void)info, (void)ninfo, (void)results,
         (void)nresults;
-    if (status == PMIX_JCTRL_PREEMPT_ALERT)
-        __atomic_add_fetch(&preempt_alerts, 1, __ATOMIC_SEQ_CST);
+    if (status == PMIX_JCTRL_PREEMPT_ALERT) atomic_fetch_add(&preempt_alerts, 1);
     if (NULL != cbfunc) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
 static void evhandler_reg_callbk(pmix_status_t status, size_t evhandler_ref, void *cbdata) {
-    volatile int *active = (volatile int *)cbdata;
+    _Atomic int *active = (_Atomic int *)cbdata;
     if (PMIX_SUCCESS != status) {
         fprintf(stderr, "Client %s:%d EVENT HANDLER REGISTRATION FAILED WITH STATUS %d, ref=%lu\n",
                 myproc.nspace, myproc.rank, status, (unsigned long)evhandler_ref);
     }
-    __atomic_store_n(active, status, __ATOMIC_SEQ_CST);
+    atomic_store(active, status);
 }
 
 static void infocbfunc(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
                        pmix_release_cbfunc_t release_fn, void *release_cbdata) {
     (void)info, (void)ninfo;
-    volatile int *active = (volatile int *)cbdata;
+    _Atomic int *active = (_Atomic int *)cbdata;
     if (NULL != release_fn) release_fn(release_cbdata);
-    __atomic_store_n(active, status, __ATOMIC_SEQ_CST);
+    atomic_store(active, status);
 }
 
 /* Bounded wait for an asynchronous answer (-1: none yet). */
-static int wait_active(volatile int *active) {
-    for (int i = 0; i < 30000 && __atomic_load_n(active, __ATOMIC_SEQ_CST) == -1; ++i) nap();
-    return __atomic_load_n(active, __ATOMIC_SEQ_CST);
+static int wait_active(_Atomic int *active) {
+    for (int i = 0; i < 30000 && atomic_load(active) == -1; ++i) nap();
+    return atomic_load(active);
 }
 
 int main(int argc, char **argv) {
@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
     uint32_t nprocs;
     pmix_info_t *info, *iptr;
     bool flag;
-    volatile int active;
+    _Atomic int active;
     pmix_data_array_t *dptr;
     int ok = 1;
 
@@ -207,9 +207,8 @@ int main(int argc, char **argv) {
     fflush(stdout);
     PMIx_Fence(NULL, 0, NULL, 0);
     if (myproc.rank == 0) kill(getppid(), SIGUSR1); /* pmixrun: preempt */
-    for (int i = 0; i < 30000 && __atomic_load_n(&preempt_alerts, __ATOMIC_SEQ_CST) == 0; ++i)
-        nap();
-    if (__atomic_load_n(&preempt_alerts, __ATOMIC_SEQ_CST) > 0)
+    for (int i = 0; i < 30000 && atomic_load(&preempt_alerts) == 0; ++i) nap();
+    if (atomic_load(&preempt_alerts) > 0)
         printf("seed ok: rank %u alerted of preemption\n", myproc.rank);
     else
         ok = 0;

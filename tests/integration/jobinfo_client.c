@@ -3,6 +3,7 @@
  * nest. usage: jobinfo_client */
 #include <pmix.h>
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,8 @@ static void check_type(const pmix_proc_t *p, const char *key, pmix_data_type_t t
 }
 
 static _Atomic int nb_done = 0; /* set last by the callback (progress thread) */
-static volatile pmix_status_t nb_status = PMIX_ERROR;
-static volatile uint32_t nb_value = 0;
+static _Atomic pmix_status_t nb_status = PMIX_ERROR;
+static _Atomic uint32_t nb_value = 0;
 static void nb_cb(pmix_status_t status, pmix_value_t *kv, void *cbdata) {
     (void)cbdata;
     nb_status = status;

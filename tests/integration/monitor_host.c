@@ -22,6 +22,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,8 +157,8 @@ static pmix_status_t hb_monitor(const char *id, pmix_info_t **results, size_t *n
     return rc;
 }
 
-static volatile int nb_done = 0;
-static volatile pmix_status_t nb_status[2];
+static _Atomic int nb_done = 0;
+static _Atomic pmix_status_t nb_status[2];
 static void nb_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
                   pmix_release_cbfunc_t release_fn, void *release_cbdata) {
     (void)info, (void)ninfo;
@@ -176,7 +177,7 @@ static void same_id_twice(void) {
     PMIX_INFO_LOAD(&d[1], PMIX_MONITOR_ID, "dup", PMIX_STRING);
     CHECK(PMIx_Process_monitor_nb(&mon, OUR_CODE, d, 2, nb_cb, (void *)0) == PMIX_SUCCESS, "nb 0");
     CHECK(PMIx_Process_monitor_nb(&mon, OUR_CODE, d, 2, nb_cb, (void *)1) == PMIX_SUCCESS, "nb 1");
-    while (__atomic_load_n(&nb_done, __ATOMIC_SEQ_CST) < 2) nap_ms(5);
+    while (atomic_load(&nb_done) < 2) nap_ms(5);
     PMIX_INFO_DESTRUCT(&d[1]);
     const int granted = (nb_status[0] == PMIX_SUCCESS) + (nb_status[1] == PMIX_SUCCESS);
     const int refused = (nb_status[0] == PMIX_ERR_EXISTS) + (nb_status[1] == PMIX_ERR_EXISTS);

@@ -13,6 +13,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +117,7 @@ static void expect_members(const char *set, const pmix_rank_t ranks[], size_t n)
 }
 
 /* ------------------------------------------------------------------ events */
-static volatile int defined = 0, deleted = 0;
+static _Atomic int defined = 0, deleted = 0;
 static char defined_name[PMIX_MAX_NSLEN + 1], deleted_name[PMIX_MAX_NSLEN + 1];
 static size_t defined_members = 0;
 static pmix_rank_t defined_ranks[4];
@@ -138,20 +139,20 @@ static void on_pset_event(size_t id, pmix_status_t status, const pmix_proc_t *so
     }
     if (status == PMIX_PROCESS_SET_DEFINE) {
         snprintf(defined_name, sizeof defined_name, "%s", name);
-        __atomic_store_n(&defined, 1, __ATOMIC_SEQ_CST);
+        atomic_store(&defined, 1);
     } else if (status == PMIX_PROCESS_SET_DELETE) {
         snprintf(deleted_name, sizeof deleted_name, "%s", name);
-        __atomic_store_n(&deleted, 1, __ATOMIC_SEQ_CST);
+        atomic_store(&deleted, 1);
     }
     if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
-static void wait_for(volatile int *flag, const char *what) {
-    for (int i = 0; i < 30000 && !__atomic_load_n(flag, __ATOMIC_SEQ_CST); ++i) usleep(1000);
+static void wait_for(_Atomic int *flag, const char *what) {
+    for (int i = 0; i < 30000 && !atomic_load(flag); ++i) usleep(1000);
     CHECK(*flag, "no %s event", what);
 }
 
-static volatile int nb_done = 0;
+static _Atomic int nb_done = 0;
 static pmix_status_t nb_status;
 static bool nb_blue = false;
 
@@ -160,7 +161,7 @@ static void on_get_nb(pmix_status_t status, pmix_value_t *kv, void *cbdata) {
     nb_status = status;
     const char *const want[] = {"launch-b", "launch-c", "blue", NULL};
     nb_blue = status == PMIX_SUCCESS && names_are(kv, want);
-    __atomic_store_n(&nb_done, 1, __ATOMIC_SEQ_CST);
+    atomic_store(&nb_done, 1);
 }
 
 /* ------------------------------------------------------------------ client */

@@ -5,6 +5,7 @@
  * results. Prints "publish ok: rank N". usage: publish_client */
 #include <pmix.h>
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -22,9 +23,9 @@ static int failures = 0;
 
 static pmix_proc_t me;
 static _Atomic int nb_done = 0; /* set last by the callback (progress thread) */
-static volatile pmix_status_t nb_status = PMIX_ERROR;
+static _Atomic pmix_status_t nb_status = PMIX_ERROR;
 static char nb_value[64];
-static volatile pmix_rank_t nb_publisher = PMIX_RANK_UNDEF;
+static _Atomic pmix_rank_t nb_publisher = PMIX_RANK_UNDEF;
 
 static void lookup_cb(pmix_status_t status, pmix_pdata_t data[], size_t ndata, void *cbdata) {
     (void)cbdata;
