@@ -146,6 +146,7 @@ pmix_status_t Client::lookup(const pmix_proc_t &target, const char *key,
                              std::span<const pmix_info_t> qualifiers, pmix_value_t **out) const {
     std::shared_lock lock(view_mutex_);
     if (store_ == nullptr) return PMIX_ERR_INIT;
+    lazy_.materialize(target, store_);
     if (key != nullptr) {
         pmix_value_t *copy = nullptr;
         auto st = store_->read([&](const mca::gds::Module &m) {
@@ -521,17 +522,8 @@ void Client::store_stream(std::span<const std::uint8_t> stream) {
         store = store_;
     }
     if (!store) return;
-    for (const auto &rec : records) {
-        if (same_proc(rec.proc, me)) continue;
-        auto st = store->write([&](mca::gds::Module &m) {
-            return m.store_modex(rec.proc, std::span<const std::byte>(
-                                               reinterpret_cast<const std::byte *>(rec.blob.data()),
-                                               rec.blob.size()));
-        });
-        if (!st.ok())
-            log()->warn("client: modex data of {}:{}: {}", rec.proc.nspace, rec.proc.rank,
-                        st.message());
-    }
+    // Decoded when a Get asks for the process (lazy_modex.hpp).
+    lazy_.add(std::move(records), me, store);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -553,6 +545,8 @@ pmix_status_t Client::store_internal(const pmix_proc_t &proc, const char *key,
                                      const pmix_value_t &value) {
     std::shared_lock lock(view_mutex_);
     if (!store_) return PMIX_ERR_INIT;
+    // Received data of `proc` is older than this value: decode it first.
+    lazy_.materialize(proc, store_);
     return store_
         ->write([&](mca::gds::Module &m) { return m.store(proc, PMIX_INTERNAL, key, value); })
         .code();

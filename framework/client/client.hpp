@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "client/connector.hpp"
+#include "client/lazy_modex.hpp"
 #include "event/event.hpp"
 #include "event/registry.hpp"
 #include "gds/gds_base.hpp"
@@ -213,6 +214,9 @@ class Client {
     std::atomic<bool> lost_{false};
     mutable std::shared_mutex view_mutex_;
     std::shared_ptr<gds_base::Datastore> store_;  // the view
+    // Peers' data received and not decoded yet (lazy_modex.hpp): store_stream
+    // adds, lookup decodes the process it asks for.
+    mutable LazyModex lazy_;
     pmix_proc_t self_{};
     bool self_hosted_ = false;  // server process as its own client
     // False in a tool initialized without PMIX_LAUNCHER: PMIx_Spawn is refused (tool.cpp).

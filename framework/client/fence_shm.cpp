@@ -100,6 +100,7 @@ void Client::drop_fence_segment() {
     shm_data_.reset();
     shm_probed_ = false;
     lost_ = false;
+    lazy_.clear();
 }
 
 std::optional<pmix_status_t> Client::fence_in_shm(const std::vector<pmix_proc_t> &procs,

@@ -375,7 +375,7 @@ void Collectives::complete_fence(std::uint64_t id, pmix_status_t status,
             ClientRecord *c = find_client(p);
             if (p == k || c == nullptr || !c->committed) continue;
             if (receiver == nullptr) {
-                wire::append_record(data, c->proc, c->local_blob);
+                wire::append_record(data, c->proc, c->local_blob, true);
                 continue;
             }
             std::uint64_t &seen = receiver->seen[p];

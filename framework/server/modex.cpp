@@ -182,7 +182,11 @@ void Modex::append_changes(std::vector<std::uint8_t> &stream, const ClientRecord
         const auto first = c.local_deltas.end() - static_cast<std::ptrdiff_t>(c.commit_seq - seen);
         std::size_t bytes = 0;
         for (auto it = first; it != c.local_deltas.end(); ++it) bytes += it->second.size();
-        if (bytes < c.local_blob.size()) {
+        // Changes of at least half the whole go as the whole, marked so: a
+        // client drops that peer's older data it has not decoded yet (lazy
+        // decode, client/lazy_modex.hpp), so re-Put values do not pile up.
+        // At most twice the changes travel; a new key per round stays a delta.
+        if (2 * bytes < c.local_blob.size()) {
             std::vector<std::uint8_t> changes;
             changes.reserve(bytes);
             for (auto it = first; it != c.local_deltas.end(); ++it)
@@ -191,7 +195,7 @@ void Modex::append_changes(std::vector<std::uint8_t> &stream, const ClientRecord
             return;
         }
     }
-    wire::append_record(stream, c.proc, c.local_blob);
+    wire::append_record(stream, c.proc, c.local_blob, true);
 }
 
 void Modex::run_waiters(const ProcKey &client) {

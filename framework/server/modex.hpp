@@ -47,7 +47,8 @@ class Modex final : public DepartureListener, public RemoteBlobs {
                        std::vector<std::uint8_t> remote);
     // Appends to `stream` the record of local client `c`'s data that a
     // receiver holding its commits up to `seen` lacks: the later commits'
-    // blobs while they are smaller than the whole, else the whole; nothing
+    // blobs while they are smaller than half the whole, else the whole (a
+    // `whole` record, wire/message.hpp); nothing
     // when it holds them all.
     static void append_changes(std::vector<std::uint8_t> &stream, const ClientRecord &c,
                                std::uint64_t seen);

@@ -7,6 +7,7 @@ namespace pmixpp::wire {
 
 namespace {
 constexpr std::uint32_t kRecordMagic = 0x52584d50;
+constexpr std::uint32_t kWholeRecordMagic = 0x57584d50;
 // Smallest encoded pmix_info_t: key (u64 length) + flags + value type.
 constexpr std::size_t kMinInfoBytes = 8 + 4 + 2;
 }  // namespace
@@ -118,9 +119,9 @@ bool BodyReader::infos(InfoArray &info) {
 }
 
 void append_record(std::vector<std::uint8_t> &stream, const pmix_proc_t &proc,
-                   std::span<const std::uint8_t> blob) {
+                   std::span<const std::uint8_t> blob, bool whole) {
     BodyWriter w;
-    w.u32(kRecordMagic).proc(proc).bytes(blob);
+    w.u32(whole ? kWholeRecordMagic : kRecordMagic).proc(proc).bytes(blob);
     auto bytes = w.take();
     stream.insert(stream.end(), bytes.begin(), bytes.end());
 }
@@ -130,7 +131,8 @@ bool parse_records(std::span<const std::uint8_t> stream, std::vector<ModexRecord
     while (r.remaining() > 0) {
         std::uint32_t magic = 0;
         ModexRecord rec;
-        if (!r.u32(magic) || magic != kRecordMagic) return false;
+        if (!r.u32(magic) || (magic != kRecordMagic && magic != kWholeRecordMagic)) return false;
+        rec.whole = magic == kWholeRecordMagic;
         if (!r.proc(rec.proc) || !r.bytes(rec.blob)) return false;
         out.push_back(std::move(rec));
     }

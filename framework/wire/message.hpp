@@ -81,13 +81,17 @@ class BodyReader {
 // fence. A stream is a plain concatenation of records, so the concatenation
 // of two streams (the host joining every node's contribution) is a stream:
 //   u32 magic 0x52584d50 ("PMXR"), str nspace, u32 rank, bytes blob
-// where blob is a gds assemble_modex() blob.
+// where blob is a gds assemble_modex() blob. A record whose blob is the
+// process's whole committed data (not only its latest changes) has the magic
+// 0x57584d50 ("PMXW", `whole`): a receiver may drop what it holds of that
+// process and not yet decoded (client/lazy_modex.hpp).
 struct ModexRecord {
     pmix_proc_t proc{};
     std::vector<std::uint8_t> blob;
+    bool whole = false;
 };
 void append_record(std::vector<std::uint8_t> &stream, const pmix_proc_t &proc,
-                   std::span<const std::uint8_t> blob);
+                   std::span<const std::uint8_t> blob, bool whole = false);
 // False when the stream is malformed (records read so far are kept in `out`).
 bool parse_records(std::span<const std::uint8_t> stream, std::vector<ModexRecord> &out);
 

@@ -1,0 +1,75 @@
+// Peer data a client received (a collecting fence's records, a connect's, a
+// direct modex's), kept as the records' blobs and decoded into the datastore
+// only when a Get asks for that process (issue 17 item 1: decoding every
+// peer's data at every fence was ~75 % of a data fence's time).
+//
+// Each blob is a private copy (wire::parse_records copies it out of the
+// stream): nothing here points into the fence data segment, which the server
+// rewrites at the next fence and a client remaps when it grows, so a Get
+// never reads a stale or unmapped page.
+//
+// Per process the blobs are decoded in arrival order, so a later commit's
+// value wins as it would have eagerly. A `whole` record (the process's whole
+// committed data, wire/message.hpp) replaces what is pending for it. A
+// process with kMaxBlocks pending blobs, or more than kMaxBytes pending in
+// all, is decoded at once: the memory stays bounded when a job fences often
+// and never reads some peers.
+//
+// Threads: add() on the progress thread, materialize() on any thread in
+// PMIx_Get; one mutex, held while decoding so that a Get never sees a
+// process half decoded by another thread. Lock order: this mutex, then the
+// datastore's.
+#pragma once
+
+#include <pmix_common.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gds/gds_base.hpp"
+#include "wire/message.hpp"
+
+namespace pmixpp::client {
+
+class LazyModex {
+  public:
+    static constexpr std::size_t kMaxBlocks = 32;
+    static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+
+    // Keeps the records of processes other than `self` for `store`
+    // (forgetting what was pending for another datastore).
+    void add(std::vector<wire::ModexRecord> &&records, const pmix_proc_t &self,
+             const std::shared_ptr<gds_base::Datastore> &store);
+    // Decodes into `store` what is pending for `target`: its own records and
+    // its namespace's job-level ones (rank WILDCARD/UNDEF); for a WILDCARD or
+    // UNDEF target, the job-level ones only. Cheap when nothing is pending.
+    void materialize(const pmix_proc_t &target, const std::shared_ptr<gds_base::Datastore> &store);
+    void clear();
+    // Blobs decoded since the process started (the debug lines say the same).
+    std::uint64_t decoded() const noexcept { return decoded_.load(); }
+
+  private:
+    using Key = std::pair<std::string, pmix_rank_t>;
+    struct Blob {
+        pmix_proc_t proc{};
+        std::vector<std::uint8_t> bytes;
+    };
+    // Under mutex_: decodes `key`'s blobs and forgets them.
+    void decode(const Key &key, gds_base::Datastore &store, const char *why);
+
+    std::mutex mutex_;
+    std::atomic<std::size_t> pending_count_{0};   // blobs pending: the Get fast path's test
+    std::map<Key, std::vector<Blob>> pending_;    // under mutex_
+    std::size_t pending_bytes_ = 0;               // under mutex_
+    const gds_base::Datastore *store_ = nullptr;  // under mutex_: the datastore they belong to
+    std::atomic<std::uint64_t> decoded_{0};
+};
+
+}  // namespace pmixpp::client
