@@ -336,6 +336,7 @@ int main(int argc, char **argv) {
     /* the ranks' probe of the tool's departure is a monitor */
     PMIX_INFO_LOAD(&sinfo[2], PMIX_SERVER_ENABLE_MONITORING, &yes, PMIX_BOOL);
     CHECK(PMIx_server_init(&module, sinfo, 3) == PMIX_SUCCESS, "server init");
+    for (size_t i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&sinfo[i]);
     CHECK(host_register_job(NSPACE, kRanks) == PMIX_SUCCESS, "register the job");
 
     /* The tool, killed with its request in our hands. */
@@ -368,6 +369,8 @@ int main(int argc, char **argv) {
             execl("/proc/self/exe", argv[0], "rank", step, out, in, (char *)NULL);
             _exit(127);
         }
+        for (char **e = env; e != NULL && *e != NULL; ++e) free(*e);
+        free(env);
     }
     char c;
     CHECK(read(ready[0], &c, 1) == 1, "rank 0 did not see the tool's departure");
