@@ -103,7 +103,9 @@ inline std::optional<std::vector<std::string>> parse_node_names(std::string_view
         if (colon == std::string_view::npos) return std::nullopt;
         const auto width = detail::number(inner.substr(0, colon));
         const auto runs = parse_runs(inner.substr(colon + 1));
-        if (!width || !runs || *width > 9) return std::nullopt;
+        // An empty range list names no node: malformed (else "[2:]," decoded
+        // to one empty name, which encodes to the empty map).
+        if (!width || !runs || runs->empty() || *width > 9) return std::nullopt;
         char digits[16];
         for (const RankRun &run : *runs) {
             if (run.last - run.first >= limit - std::min(limit, out.size())) return std::nullopt;

@@ -280,6 +280,10 @@ TEST(NodeAndProcMaps, TheGenerateInputsAreBoundedInTotal) {
     EXPECT_FALSE(wire::decode_node_map("pmixpp:1:a[0:1-3],n1,n2,n3", 5));
     EXPECT_FALSE(wire::decode_node_map("pmixpp:1:a,b,c,d,e,f", 5));
     EXPECT_EQ(wire::decode_node_map("pmixpp:1:a,b,c,d,e", 5)->size(), 5u);
+    // A bracket naming no node is malformed ("[2:]," decoded to one empty
+    // name, whose encoding is the empty map: fuzz_regex).
+    EXPECT_FALSE(wire::decode_node_map("pmixpp:1:[2:],"));
+    EXPECT_FALSE(wire::decode_node_map("pmixpp:1:n[0:]"));
     EXPECT_FALSE(wire::decode_proc_map("pmixpp:1:0-2;3-5", 5));
     EXPECT_EQ(wire::decode_proc_map("pmixpp:1:0-2;3-4", 5)->size(), 2u);
 }
