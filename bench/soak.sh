@@ -48,16 +48,19 @@ env $UNSET "$BUILD/bin/pmixrun" -n "$NP" --timeout $((SECS + 600)) "$W/soak_benc
     >"$W/out" 2>"$W/err" &
 pid=$!
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0; }
-t=0 first=0 last=0
+# Minutes by the clock, not by counting `sleep 1`s: on a loaded machine each
+# turn of this loop takes more than a second, and the count fell short of the
+# 10th minute before the run ended.
+start=$(date +%s) minute=1 first=0 last=0
 while kill -0 "$pid" 2>/dev/null; do
   sleep 1
-  t=$((t + 1))
-  if [ $((t % 60)) -eq 0 ]; then
+  if [ $(($(date +%s) - start)) -ge $((minute * 60)) ]; then
     kb=$(rss)
     [ "$kb" -gt 0 ] || break
     [ "$first" -gt 0 ] || first=$kb
     last=$kb
-    echo "minute $((t / 60)): pmixrun VmRSS ${kb} kB   load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "minute $minute: pmixrun VmRSS ${kb} kB   load $(cut -d' ' -f1-3 /proc/loadavg)"
+    minute=$((minute + 1))
   fi
 done
 status=0

@@ -9,9 +9,6 @@ namespace pmixpp::wire {
 
 namespace {
 
-// decode_proc_map expands every rank: a bound on what a map may make it allocate.
-constexpr std::uint64_t kMaxExpandedRanks = 10'000'000;
-
 std::vector<std::string_view> split(std::string_view s, char sep) {
     std::vector<std::string_view> out;
     std::size_t start = 0;
@@ -31,21 +28,21 @@ std::optional<unsigned> number(std::string_view s) {
     return v;
 }
 
-// Comma list of ranks/ranges "0-3,7" (each range a-b with a <= b).
-std::optional<std::vector<unsigned>> ranges(std::string_view s) {
+// Comma list of ranks/ranges "0-3,7" (each range a-b with a <= b). `budget`
+// is how many more ranks the caller's lists may hold; it shrinks by this
+// list's. Without it a kilobyte of "0-9999999," items made 10^9 ranks (4 GB).
+std::optional<std::vector<unsigned>> ranges(std::string_view s, std::size_t &budget) {
     std::vector<unsigned> out;
     if (s.empty()) return out;
     for (auto item : split(s, ',')) {
         auto dash = item.find('-');
-        if (dash == std::string_view::npos) {
-            auto v = number(item);
-            if (!v) return std::nullopt;
-            out.push_back(*v);
-            continue;
-        }
-        auto a = number(item.substr(0, dash)), b = number(item.substr(dash + 1));
-        if (!a || !b || *a > *b || *b - *a > 10'000'000) return std::nullopt;
-        for (unsigned v = *a; v <= *b; ++v) out.push_back(v);
+        auto a = number(item.substr(0, dash));
+        auto b = dash == std::string_view::npos ? a : number(item.substr(dash + 1));
+        if (!a || !b || *a > *b) return std::nullopt;
+        const std::uint64_t n = std::uint64_t{*b} - *a + 1;
+        if (n > budget) return std::nullopt;
+        budget -= static_cast<std::size_t>(n);
+        for (std::uint64_t v = *a; v <= *b; ++v) out.push_back(static_cast<unsigned>(v));
     }
     return out;
 }
@@ -131,12 +128,14 @@ std::string encode_proc_map(const std::vector<std::vector<unsigned>> &ranks_per_
     return out;
 }
 
-std::optional<std::vector<std::string>> decode_node_map(std::string_view map) {
+std::optional<std::vector<std::string>> decode_node_map(std::string_view map,
+                                                        std::size_t max_names) {
     if (!map.starts_with(kMapPrefix)) return std::nullopt;
-    return mca::maps::parse_node_names(map.substr(kMapPrefix.size()));
+    return mca::maps::parse_node_names(map.substr(kMapPrefix.size()), max_names);
 }
 
-std::optional<std::vector<std::vector<unsigned>>> decode_proc_map(std::string_view map) {
+std::optional<std::vector<std::vector<unsigned>>> decode_proc_map(std::string_view map,
+                                                                  std::size_t max_ranks) {
     if (!map.starts_with(kMapPrefix)) return std::nullopt;
     auto runs = mca::maps::parse_proc_runs(map.substr(kMapPrefix.size()));
     if (!runs) return std::nullopt;
@@ -146,7 +145,7 @@ std::optional<std::vector<std::vector<unsigned>>> decode_proc_map(std::string_vi
         auto &ranks = out.emplace_back();
         for (const auto &run : node) {
             total += run.last - run.first + 1;
-            if (total > kMaxExpandedRanks) return std::nullopt;
+            if (total > max_ranks) return std::nullopt;
             for (std::uint64_t v = run.first; v <= run.last; ++v)
                 ranks.push_back(static_cast<unsigned>(v));
         }
@@ -161,10 +160,12 @@ std::vector<std::string> split_node_list(std::string_view list) {
     return nodes;
 }
 
-std::optional<std::vector<std::vector<unsigned>>> parse_rank_lists(std::string_view lists) {
+std::optional<std::vector<std::vector<unsigned>>> parse_rank_lists(std::string_view lists,
+                                                                   std::size_t max_ranks) {
     std::vector<std::vector<unsigned>> per_node;
+    std::size_t budget = max_ranks;
     for (auto node : split(lists, ';')) {
-        auto r = ranges(node);
+        auto r = ranges(node, budget);
         if (!r) return std::nullopt;
         per_node.push_back(std::move(*r));
     }

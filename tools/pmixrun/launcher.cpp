@@ -445,6 +445,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
                              PMIx_Error_string(rc));
                 for (char **e = cenv; *e != nullptr; ++e) std::free(*e);
                 std::free(cenv);
+                abandon_started(nspace, n);
                 return rc;
             }
             // posix_spawn (clone with CLONE_VM | CLONE_VFORK in glibc) instead of
@@ -472,6 +473,7 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
             if (err != 0) {
                 std::fprintf(stderr, "pmixrun: cannot execute %s%s%s: %s\n", paths[a].c_str(),
                              app.cwd.empty() ? "" : " in ", app.cwd.c_str(), std::strerror(err));
+                abandon_started(nspace, n);
                 return PMIX_ERR_JOB_SYS_OP_FAILED;
             }
             children_[pid] = Proc{nspace, rank};
@@ -503,6 +505,28 @@ void Launcher::run_queued(bool refuse) {
     }
 }
 
+// A launch that fails part-way (a later app's program cannot be executed:
+// ENOEXEC, a missing interpreter; a fork that fails): its started processes
+// wait in the job's collectives for peers that never come. Kill them now,
+// whatever launched the job (pmixrun's command line or a PMIx_Spawn, whose
+// caller gets the error and goes on), and reap them without taking them for
+// the failure of a running job.
+void Launcher::abandon_started(const char *nspace, std::uint32_t nprocs) {
+    std::size_t started = 0;
+    for (const auto &[pid, proc] : children_) {
+        if (proc.nspace != nspace) continue;
+        kill(pid, SIGKILL);
+        abandoned_.insert(pid);
+        ++started;
+    }
+    if (started > 0) {
+        std::fprintf(stderr,
+                     "pmixrun: launch of %s failed after %zu of %u process(es) started; "
+                     "killed them\n",
+                     nspace, started, nprocs);
+    }
+}
+
 void Launcher::terminate_all(int sig) {
     for (const auto &[pid, proc] : children_) kill(pid, sig);
 }
@@ -530,6 +554,7 @@ int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &t
             const Proc proc = it->second;
             children_.erase(it);
             job_services_ended(proc.nspace, proc.rank);
+            if (abandoned_.erase(pid) != 0) continue;  // abandon_started
             int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
             if (code != 0 && !ever_connected(proc.nspace, proc.rank)) {
                 // Only the host knows that a rank which never connected (or

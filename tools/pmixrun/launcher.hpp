@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -120,9 +121,13 @@ class Launcher {
     void proc_ended(const Proc &proc, int code, bool by_signal);
     void run_queued(bool refuse);
     void terminate_all(int sig);
+    void abandon_started(const char *nspace, std::uint32_t nprocs);
 
     std::vector<std::string> base_env_;
     std::map<pid_t, Proc> children_;
+    // Processes of a launch that failed part-way, killed by abandon_started():
+    // reaped without counting as the job's failure.
+    std::set<pid_t> abandoned_;
     std::vector<Registered> jobs_;
     std::uint32_t universe_ = 0;  // processes launched so far: the next job's rank offset
     std::mutex queue_mutex_;

@@ -73,9 +73,9 @@ inline std::optional<std::vector<RankRun>> parse_runs(std::string_view s) {
 }
 
 // The node names of a node map body (after the prefix): "n[2:1-3],login".
-// std::nullopt when malformed. `limit` bounds how many names the whole map
-// may make: a million nodes is ten times the largest machines, and a forged
-// 106-byte map asking for 10^7 names took over 2 GB (fuzz_regex).
+// std::nullopt when malformed or over `limit`. `limit` bounds how many names
+// the whole map (plain and bracketed) may make: a million nodes is ten times the largest machines,
+// and a forged 106-byte map asking for 10^7 names took over 2 GB (fuzz_regex).
 inline std::optional<std::vector<std::string>> parse_node_names(std::string_view map,
                                                                 std::size_t limit = 1'000'000) {
     std::vector<std::string> out;
@@ -87,6 +87,9 @@ inline std::optional<std::vector<std::string>> parse_node_names(std::string_view
         if (bracket == std::string_view::npos ||
             (comma != std::string_view::npos && comma < bracket)) {
             const auto end = comma == std::string_view::npos ? map.size() : comma;
+            // Plain names count too: else a map over the limit in plain names
+            // decoded while its own encoding (which groups them) did not.
+            if (out.size() >= limit) return std::nullopt;
             out.emplace_back(map.substr(i, end - i));
             if (comma == std::string_view::npos) return out;
             i = comma + 1;
@@ -100,7 +103,9 @@ inline std::optional<std::vector<std::string>> parse_node_names(std::string_view
         if (colon == std::string_view::npos) return std::nullopt;
         const auto width = detail::number(inner.substr(0, colon));
         const auto runs = parse_runs(inner.substr(colon + 1));
-        if (!width || !runs || *width > 9) return std::nullopt;
+        // An empty range list names no node: malformed (else "[2:]," decoded
+        // to one empty name, which encodes to the empty map).
+        if (!width || !runs || runs->empty() || *width > 9) return std::nullopt;
         char digits[16];
         for (const RankRun &run : *runs) {
             if (run.last - run.first >= limit - std::min(limit, out.size())) return std::nullopt;

@@ -258,6 +258,36 @@ TEST(NodeAndProcMaps, ParsesTheGenerateInputs) {
     EXPECT_FALSE(wire::parse_rank_lists("3-1"));
 }
 
+// A few bytes may not make the generate inputs allocate without bound (a
+// kilobyte of "0-9999999," items made 10^9 ranks, 4 GB) nor loop for ever
+// (a range ending at the largest unsigned wrapped its counter and never
+// ended): all the lists together hold at most max_ranks ranks.
+TEST(NodeAndProcMaps, TheGenerateInputsAreBoundedInTotal) {
+    EXPECT_EQ(wire::parse_rank_lists("4294967293-4294967295"),
+              (std::vector<std::vector<unsigned>>{{4294967293u, 4294967294u, 4294967295u}}));
+    EXPECT_EQ(wire::parse_rank_lists("0-3;4", 5),
+              (std::vector<std::vector<unsigned>>{{0, 1, 2, 3}, {4}}));
+    EXPECT_FALSE(wire::parse_rank_lists("0-3;4,5", 5));
+    EXPECT_FALSE(wire::parse_rank_lists("0-1,0-1,0-1", 5));
+    std::string many;
+    for (int i = 0; i < 2; ++i) many += (many.empty() ? "" : ";") + std::string("0-9999999");
+    EXPECT_FALSE(wire::parse_rank_lists(many)); /* 2 x 10^7 > kMaxExpandedRanks */
+    // The map decoders take the same kind of bound.
+    EXPECT_FALSE(wire::decode_node_map("pmixpp:1:n[0:1-6]", 5));
+    EXPECT_EQ(wire::decode_node_map("pmixpp:1:n[0:1-5]", 5)->size(), 5u);
+    // Plain names count against the bound too: a map over it in plain names
+    // decoded, and its own encoding (n[0:1-3]) then did not (fuzz_regex).
+    EXPECT_FALSE(wire::decode_node_map("pmixpp:1:a[0:1-3],n1,n2,n3", 5));
+    EXPECT_FALSE(wire::decode_node_map("pmixpp:1:a,b,c,d,e,f", 5));
+    EXPECT_EQ(wire::decode_node_map("pmixpp:1:a,b,c,d,e", 5)->size(), 5u);
+    // A bracket naming no node is malformed ("[2:]," decoded to one empty
+    // name, whose encoding is the empty map: fuzz_regex).
+    EXPECT_FALSE(wire::decode_node_map("pmixpp:1:[2:],"));
+    EXPECT_FALSE(wire::decode_node_map("pmixpp:1:n[0:]"));
+    EXPECT_FALSE(wire::decode_proc_map("pmixpp:1:0-2;3-5", 5));
+    EXPECT_EQ(wire::decode_proc_map("pmixpp:1:0-2;3-4", 5)->size(), 2u);
+}
+
 // The index the datastore answers node keys from (include/pmixpp/mca/node_maps.hpp).
 TEST(NodeAndProcMaps, IndexPlacesEveryRankWithoutExpandingTheMaps) {
     using pmixpp::mca::maps::MapIndex;
