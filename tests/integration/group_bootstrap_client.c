@@ -207,6 +207,7 @@ static void mode_add(void) {
         cid = check_results("boot-add", 0, 6, results, nresults);
         PMIX_INFO_FREE(results, nresults);
     }
+    for (size_t i = 0; i < ninfo; ++i) PMIX_INFO_DESTRUCT(&info[i]);
     /* pmixrun's context ids start at 1000: the host was asked. */
     if (cid == SIZE_MAX || cid < 1000) FAIL("context id %zu is not the host's", cid);
     /* The same at every member: exchanged through the group's own fence. */
@@ -218,6 +219,7 @@ static void mode_add(void) {
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
     PMIX_LOAD_PROCID(&wild, "boot-add", PMIX_RANK_WILDCARD);
     CHECK(PMIx_Fence(&wild, 1, &collect, 1), "collecting fence over the group");
+    PMIX_INFO_DESTRUCT(&collect);
     for (uint32_t r = 0; r < nprocs; ++r) {
         pmix_proc_t p;
         PMIX_LOAD_PROCID(&p, me.nspace, r);
@@ -277,6 +279,7 @@ static void mode_timeout(void) {
         PMIX_INFO_LOAD(&info[1], PMIX_GROUP_ADD_MEMBERS, &darray, PMIX_DATA_ARRAY);
         PMIX_INFO_LOAD(&info[2], PMIX_TIMEOUT, &timeout, PMIX_INT);
         rc = PMIx_Group_construct("boot-late", &me, 1, info, 3, NULL, NULL);
+        for (int i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&info[i]);
     } else {
         /* No timeout of its own: the leader's ends the construct. */
         rc = PMIx_Group_construct("boot-late", NULL, 0, NULL, 0, NULL, NULL);

@@ -579,8 +579,9 @@ void serve_peer() {
                 PendingGroup &gr = g_node.groups[key];
                 gr.their_view = view;
                 gr.their_members.resize(nview);
-                std::memcpy(gr.their_members.data(), payload.data() + at,
-                            nview * sizeof(pmix_proc_t));
+                if (nview > 0)  // data() of an empty vector may be NULL
+                    std::memcpy(gr.their_members.data(), payload.data() + at,
+                                nview * sizeof(pmix_proc_t));
                 at += nview * sizeof(pmix_proc_t);
                 gr.have_theirs = true;
                 gr.their_cid = h.id;
