@@ -57,7 +57,6 @@ class GroupBootstrap {
         std::map<ProcKey, std::size_t> local_cids;
         bool assign_context_id = false;
         bool notify_termination = false;
-        std::uint32_t timeout_s = 0;
         std::uint64_t timer = 0;  // the earliest PMIX_TIMEOUT of the callers
         std::chrono::steady_clock::time_point deadline;
         bool completing = false;  // the host's context id is awaited

@@ -30,22 +30,15 @@ pmix_status_t Resources::add(std::span<const pmix_info_t> info) {
         if (one.empty()) return PMIX_ERR_NOMEM;
         added[key_of(i)] = std::move(one);
     }
-    for (auto &[key, entry] : added) entries_[key] = std::move(entry);
     // The jobs already registered: what they do not name themselves.
     pmix_status_t first_error = PMIX_SUCCESS;
     for (const auto &[nspace, own] : own_keys_) {
-        mca::InfoArray theirs;
-        for (const auto &i : info) {
-            if (own.count(key_of(i)) != 0) continue;
-            pmix_info_t copy;
-            PMIX_INFO_CONSTRUCT(&copy);
-            PMIX_INFO_XFER(&copy, &i);
-            theirs.adopt(copy);
-        }
+        const auto theirs = not_named(added, own);
         if (theirs.empty()) continue;
         auto st = store_(nspace, theirs.span());
         if (!st.ok() && first_error == PMIX_SUCCESS) first_error = st.code();
     }
+    for (auto &[key, entry] : added) entries_[key] = std::move(entry);
     return first_error;
 }
 
@@ -60,14 +53,15 @@ mca::InfoArray Resources::job_registered(const std::string &nspace,
                                          std::span<const pmix_info_t> info) {
     std::set<std::string> own;
     for (const auto &i : info) own.insert(key_of(i));
-    auto out = for_job(own);
+    auto out = not_named(entries_, own);
     own_keys_[nspace].merge(own);
     return out;
 }
 
-mca::InfoArray Resources::for_job(const std::set<std::string> &own) const {
+mca::InfoArray Resources::not_named(const std::map<std::string, mca::InfoArray> &entries,
+                                    const std::set<std::string> &own) {
     mca::InfoArray out;
-    for (const auto &[key, entry] : entries_) {
+    for (const auto &[key, entry] : entries) {
         if (own.count(key) != 0) continue;
         pmix_info_t copy;
         PMIX_INFO_CONSTRUCT(&copy);

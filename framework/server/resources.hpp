@@ -56,7 +56,9 @@ class Resources {
     std::size_t size() const noexcept { return entries_.size(); }
 
   private:
-    mca::InfoArray for_job(const std::set<std::string> &own) const;
+    // Copies of the entries whose key is not in `own`.
+    static mca::InfoArray not_named(const std::map<std::string, mca::InfoArray> &entries,
+                                    const std::set<std::string> &own);
 
     StoreFn store_;
     std::map<std::string, mca::InfoArray> entries_;          // key → one entry
