@@ -3,6 +3,11 @@
 #include <event2/buffer.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "runtime/progress.hpp"
 
@@ -18,16 +23,34 @@ std::shared_ptr<Channel> Channel::open(std::unique_ptr<mca::ptl::Connection> con
         ch->connection_->peer_credentials() ? PeerPlacement::local : PeerPlacement::maybe_remote;
     ch->on_frame_ = std::move(on_frame);
     ch->on_close_ = std::move(on_close);
-    ch->bev_ = bufferevent_socket_new(engine.base(), ch->connection_->fd(), 0);
+    const int fd = ch->connection_->fd();
+    // Reads and the direct writes must never block the progress thread.
+    if (evutil_make_socket_nonblocking(fd) != 0) return nullptr;
+    ch->bev_ = bufferevent_socket_new(engine.base(), fd, 0);
     if (ch->bev_ == nullptr) return nullptr;
-    bufferevent_setcb(ch->bev_, &Channel::on_read, &Channel::on_write, &Channel::on_event,
-                      ch.get());
-    bufferevent_enable(ch->bev_, EV_READ | EV_WRITE);
+    // The bufferevent only writes what the socket did not take at once; the
+    // channel reads the socket itself (on_readable).
+    bufferevent_setcb(ch->bev_, nullptr, &Channel::on_write, &Channel::on_event, ch.get());
+    bufferevent_enable(ch->bev_, EV_WRITE);
+    ch->read_ev_ =
+        event_new(engine.base(), fd, EV_READ | EV_PERSIST, &Channel::on_readable, ch.get());
+    if (ch->read_ev_ == nullptr || event_add(ch->read_ev_, nullptr) != 0) {
+        bufferevent_free(ch->bev_);
+        ch->bev_ = nullptr;
+        return nullptr;
+    }
     return ch;
 }
 
 Channel::~Channel() {
+    stop_reading();
     if (bev_ != nullptr) bufferevent_free(bev_);
+}
+
+void Channel::stop_reading() {
+    if (read_ev_ == nullptr) return;
+    event_free(read_ev_);
+    read_ev_ = nullptr;
 }
 
 bool Channel::send(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
@@ -126,6 +149,7 @@ void Channel::close(const std::string &reason, CloseCause cause) {
         std::lock_guard lock(write_mutex_);
         if (bev_ == nullptr) return;
         cause_ = cause;
+        stop_reading();
         bufferevent_free(bev_);
         bev_ = nullptr;
         spill_.clear();
@@ -155,7 +179,7 @@ void Channel::close_after_flush(const std::string &reason, CloseCause cause) {
     closing_after_flush_ = true;
     pending_reason_ = reason;
     pending_cause_ = cause;
-    bufferevent_disable(bev_, EV_READ);
+    stop_reading();
 }
 
 void Channel::on_write(bufferevent *, void *arg) {
@@ -179,44 +203,101 @@ void Channel::on_event(bufferevent *, short what, void *arg) {
     }
 }
 
-void Channel::on_read(bufferevent *, void *arg) {
+void Channel::on_readable(evutil_socket_t, short, void *arg) {
     static_cast<Channel *>(arg)->read_frames();
+}
+
+namespace {
+// What a channel's input buffer holds between frames; a larger frame grows
+// it, and it goes back to this size once it is empty again.
+constexpr std::size_t kInputBuffer = 16 * 1024;
+// Kept across frames up to this size (a job's fence data comes every round).
+constexpr std::size_t kInputKeep = 1024 * 1024;
+}  // namespace
+
+void Channel::reserve_input(std::size_t need) {
+    const std::size_t have = in_end_ - in_begin_;
+    if (in_size_ - in_begin_ >= need && in_end_ < in_size_) return;
+    if (need <= in_size_) {
+        if (have > 0) std::memmove(in_.get(), in_.get() + in_begin_, have);
+    } else {
+        const std::size_t size = std::max(need, in_size_ * 2);
+        std::unique_ptr<std::uint8_t[]> grown(new std::uint8_t[size]);
+        if (have > 0) std::memcpy(grown.get(), in_.get() + in_begin_, have);
+        in_ = std::move(grown);
+        in_size_ = size;
+    }
+    in_begin_ = 0;
+    in_end_ = have;
 }
 
 void Channel::read_frames() {
     const FrameLimits &limits = limits_;
-    while (bev_ != nullptr) {
-        evbuffer *in = bufferevent_get_input(bev_);
-        const std::size_t have = evbuffer_get_length(in);
-        if (have < kFrameHeaderSize) return;
-        std::uint8_t raw[kFrameHeaderSize];
-        evbuffer_copyout(in, raw, kFrameHeaderSize);
-        const FrameHeader header = decode_header(raw);
-        if (std::string bad = check_header(header, limits); !bad.empty()) {
-            close("malformed frame: " + bad, CloseCause::malformed);
+    // The bytes the frame at in_begin_ needs in all (header first).
+    std::size_t need = kFrameHeaderSize;
+    for (;;) {
+        if (read_ev_ == nullptr) return;  // closed (or closing after a flush)
+        if (!in_) {
+            in_.reset(new std::uint8_t[kInputBuffer]);
+            in_size_ = kInputBuffer;
+        }
+        reserve_input(need);
+        const std::size_t room = in_size_ - in_end_;
+        const ssize_t n = ::read(connection_->fd(), in_.get() + in_end_, room);
+        if (n == 0) {
+            close("peer closed the connection", CloseCause::peer_closed);
             return;
         }
-        if (have < kFrameHeaderSize + header.length) {
-            // Wait for the rest; never ask libevent to buffer beyond one frame.
-            bufferevent_setwatermark(bev_, EV_READ, kFrameHeaderSize + header.length, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+            close(std::string("socket error: ") + evutil_socket_error_to_string(errno),
+                  CloseCause::socket_error);
             return;
         }
-        bufferevent_setwatermark(bev_, EV_READ, 0, 0);
-        evbuffer_drain(in, kFrameHeaderSize);
-        std::vector<std::uint8_t> payload(header.length);
-        if (header.length > 0) evbuffer_remove(in, payload.data(), header.length);
-        Frame frame;
-        std::string reason;
-        if (!open_frame(header, std::move(payload), limits, frame, reason)) {
-            close("malformed frame: " + reason, CloseCause::malformed);
-            return;
+        in_end_ += static_cast<std::size_t>(n);
+        // Every complete frame, parsed where it lies.
+        for (;;) {
+            const std::size_t have = in_end_ - in_begin_;
+            if (have < kFrameHeaderSize) {
+                need = kFrameHeaderSize;
+                break;
+            }
+            const std::uint8_t *at = in_.get() + in_begin_;
+            const FrameHeader header = decode_header(at);
+            if (std::string bad = check_header(header, limits); !bad.empty()) {
+                close("malformed frame: " + bad, CloseCause::malformed);
+                return;
+            }
+            need = kFrameHeaderSize + header.length;
+            // Never buffer beyond one frame whose header was not checked.
+            if (have < need) break;
+            std::vector<std::uint8_t> payload(at + kFrameHeaderSize, at + need);
+            in_begin_ += need;
+            need = kFrameHeaderSize;
+            Frame frame;
+            std::string reason;
+            if (!open_frame(header, std::move(payload), limits, frame, reason)) {
+                close("malformed frame: " + reason, CloseCause::malformed);
+                return;
+            }
+            std::weak_ptr<Channel> weak = weak_from_this();
+            runtime::ProgressEngine::instance().post([weak, f = std::move(frame)]() mutable {
+                auto ch = weak.lock();
+                if (!ch || !ch->is_open() || !ch->on_frame_) return;
+                ch->on_frame_(*ch, std::move(f));
+            });
         }
-        std::weak_ptr<Channel> weak = weak_from_this();
-        runtime::ProgressEngine::instance().post([weak, f = std::move(frame)]() mutable {
-            auto ch = weak.lock();
-            if (!ch || !ch->is_open() || !ch->on_frame_) return;
-            ch->on_frame_(*ch, std::move(f));
-        });
+        if (in_begin_ == in_end_) {
+            in_begin_ = in_end_ = 0;
+            if (in_size_ > kInputKeep) {
+                in_.reset(new std::uint8_t[kInputBuffer]);
+                in_size_ = kInputBuffer;
+            }
+        }
+        // The socket gave less than there was room for: it is empty now (the
+        // next read would only say EAGAIN). Otherwise read on.
+        if (static_cast<std::size_t>(n) < room) return;
     }
 }
 

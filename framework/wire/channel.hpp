@@ -1,18 +1,23 @@
 // One framed connection on the progress thread's event loop.
 //
-// A Channel owns a ptl Connection (the socket) and a libevent bufferevent on
-// its descriptor. It reads frames (frame.hpp), checks every header against
-// the limits, inflates compressed bodies and hands each complete Frame to its
-// FrameHandler as a posted closure (outside libevent dispatch, see
-// runtime/progress.hpp). A malformed frame, EOF or a socket error closes the
-// channel: the CloseHandler runs exactly once with the reason, which the
-// owner logs. The channel's owner keeps the shared_ptr; handlers capture weak
-// pointers.
+// A Channel owns a ptl Connection (the socket), a libevent read event on its
+// descriptor and a bufferevent for what the socket does not take at once. It
+// reads the socket itself, with one read(2) into its own buffer per wake-up
+// (no bufferevent on the read side: that cost an ioctl(FIONREAD) and several
+// buffer copies and locks per frame, bench/README.md "Notify against the
+// wake-up floor"), parses the frames (frame.hpp) in that buffer, checks every
+// header against the limits before buffering its body, inflates compressed
+// bodies and hands each complete Frame to its FrameHandler as a posted closure
+// (outside libevent dispatch, see runtime/progress.hpp). A malformed frame,
+// EOF or a socket error closes the channel: the CloseHandler runs exactly once
+// with the reason, which the owner logs. The channel's owner keeps the
+// shared_ptr; handlers capture weak pointers.
 //
 // Threads: everything, including destruction, on the progress thread.
 #pragma once
 
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include <cstdint>
 #include <functional>
@@ -87,7 +92,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
 
   private:
     Channel() = default;
-    static void on_read(bufferevent *bev, void *arg);
+    static void on_readable(evutil_socket_t fd, short what, void *arg);
     static void on_write(bufferevent *bev, void *arg);
     static void on_event(bufferevent *bev, short what, void *arg);
     void read_frames();
@@ -97,7 +102,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
     std::unique_ptr<mca::ptl::Connection> connection_;
     PeerPlacement placement_ = PeerPlacement::maybe_remote;  // fixed at open()
     FrameLimits limits_ = FrameLimits::process_wide();       // of received frames
-    bufferevent *bev_ = nullptr;
+    bufferevent *bev_ = nullptr;  // the write side; the read side is read_ev_
     FrameHandler on_frame_;
     CloseHandler on_close_;
     bool closing_after_flush_ = false;
@@ -110,6 +115,19 @@ class Channel : public std::enable_shared_from_this<Channel> {
     bool queued_ = false;              // the output buffer may hold bytes
     std::vector<std::uint8_t> spill_;  // what a direct write left, not yet queued
     void queue_spill();                // progress thread, under write_mutex_
+
+    // The read side (progress thread only).
+    event *read_ev_ = nullptr;
+    // Received bytes not yet handed out as frames: [in_begin_, in_end_) of a
+    // buffer of in_size_ bytes (uninitialised storage: never memset).
+    std::unique_ptr<std::uint8_t[]> in_;
+    std::size_t in_size_ = 0;
+    std::size_t in_begin_ = 0;
+    std::size_t in_end_ = 0;
+    // Makes room after in_end_ for `need` bytes from in_begin_ (moving what
+    // is buffered to the front, growing the buffer when it is too small).
+    void reserve_input(std::size_t need);
+    void stop_reading();
 };
 
 }  // namespace pmixpp::wire
