@@ -165,6 +165,23 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
     }
     auto ev = std::make_shared<const Event>(
         Event::make(status, src, range, info, info == nullptr ? 0 : ninfo));
+    if (cbfunc == nullptr && as_client && ev->range != PMIX_RANGE_PROC_LOCAL) {
+        // Blocking, to the server: the operation is complete once the request
+        // is written or queued (the standard: "any messages required ... will
+        // have been queued, but may not yet have been transmitted", and a
+        // success does not reflect the delivery to any recipient). The
+        // server sends no answer to wait for (docs/events.md, "Blocking
+        // PMIx_Notify_event").
+        if (client.notify_event_unanswered_direct(*ev)) return PMIX_SUCCESS;
+        auto queued = std::make_shared<Completion<pmix_status_t>>();
+        if (!ProgressEngine::instance().post([ev, queued] {
+                queued->complete(Client::instance().notify_event_unanswered(*ev));
+            })) {
+            return PMIX_ERR_INIT;
+        }
+        queued->wait();
+        return queued->value();
+    }
     auto done = std::make_shared<Completion<pmix_status_t>>();
     StatusDone report = [done, cbfunc, cbdata](pmix_status_t st) {
         if (cbfunc != nullptr) {

@@ -442,9 +442,10 @@ bool Client::send_direct(Command command, std::span<const std::uint8_t> body,
     if (!direct_channel_) return false;
     const std::uint32_t tag = next_tag_++;
     // Registered before the write: the reply may come at once.
-    direct_pending_[tag] = std::move(handler);
+    const bool answered = static_cast<bool>(handler);
+    if (answered) direct_pending_[tag] = std::move(handler);
     if (!direct_channel_->send_from_any_thread(static_cast<std::uint16_t>(command), tag, body)) {
-        direct_pending_.erase(tag);
+        if (answered) direct_pending_.erase(tag);
         return false;
     }
     return true;

@@ -143,6 +143,13 @@ class Client {
     // does not wait for the progress thread to wake. False when it was not
     // sent (done is not called): the caller posts notify_event instead.
     bool notify_event_direct(const events::Event &ev, std::function<void(pmix_status_t)> done);
+    // The blocking PMIx_Notify_event's forms (Command::notify_unanswered: the
+    // server sends no answer). Progress thread: queues the event on the
+    // connection; PMIX_SUCCESS, or PMIX_ERR_LOST_CONNECTION when there is
+    // none. Any thread: writes it from the caller's thread, under
+    // send_direct's rule; false when it was not written.
+    pmix_status_t notify_event_unanswered(const events::Event &ev);
+    bool notify_event_unanswered_direct(const events::Event &ev);
     // Progress thread: the PMIX_ERR_LOST_CONNECTION raised when the current
     // server went, kept until the next connection (null while connected):
     // replayed to a handler registered after the loss (docs/events.md,
@@ -243,8 +250,9 @@ class Client {
     // Any thread: writes a request from the caller's thread when every closure
     // posted to the progress thread has run (a request posted before it
     // reaches the server first) and the connection has nothing queued; the
-    // reply goes to `handler` on the progress thread. False when not sent
-    // (`handler` is dropped): the caller posts the request instead.
+    // reply goes to `handler` on the progress thread (none expected when
+    // `handler` is empty). False when not sent (`handler` is dropped): the
+    // caller posts the request instead.
     bool send_direct(wire::Command command, std::span<const std::uint8_t> body,
                      ReplyHandler handler);
     // Progress thread: closes the connections (finalize). Idempotent.

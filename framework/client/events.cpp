@@ -52,6 +52,20 @@ bool Client::notify_event_direct(const events::Event &ev, std::function<void(pmi
                        [done = std::move(done)](pmix_status_t s, BodyReader &) { done(s); });
 }
 
+pmix_status_t Client::notify_event_unanswered(const events::Event &ev) {
+    const auto body = ev.encode();
+    if (!channel_ || !channel_->is_open() ||
+        !channel_->send(static_cast<std::uint16_t>(Command::notify_unanswered), next_tag_++, 0,
+                        body)) {
+        return PMIX_ERR_LOST_CONNECTION;
+    }
+    return PMIX_SUCCESS;
+}
+
+bool Client::notify_event_unanswered_direct(const events::Event &ev) {
+    return send_direct(Command::notify_unanswered, ev.encode(), ReplyHandler());
+}
+
 void Client::handle_event(wire::Frame &frame) {
     BodyReader r(frame.body);
     bool targeted = false;

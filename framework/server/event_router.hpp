@@ -73,7 +73,9 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
   private:
     void handle_register(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_deregister(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
-    void handle_notify(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
+    // `answer`: false for Command::notify_unanswered (no reply is sent).
+    void handle_notify(wire::Channel &ch, wire::Frame &frame, ClientRecord *client,
+                       bool answer = true);
     // Routes one event to the local clients in its range, caches it, runs
     // the server process's handlers and, for an event from a client whose
     // range leaves this node, calls the host's notify_event.

@@ -102,6 +102,10 @@ EventRouter::EventRouter(ClientTable &clients, const HostUpcalls &host, RequestT
     requests.add(wire::Command::notify, [this](Channel &ch, Frame &frame, ClientRecord *client) {
         handle_notify(ch, frame, client);
     });
+    requests.add(wire::Command::notify_unanswered,
+                 [this](Channel &ch, Frame &frame, ClientRecord *client) {
+                     handle_notify(ch, frame, client, false);
+                 });
 }
 
 void EventRouter::set_cache(std::unique_ptr<evcache_base::EventCache> cache) {
@@ -229,7 +233,7 @@ void EventRouter::release_host_events(const std::vector<pmix_status_t> &sorted) 
         });
 }
 
-void EventRouter::handle_notify(Channel &ch, Frame &frame, ClientRecord *client) {
+void EventRouter::handle_notify(Channel &ch, Frame &frame, ClientRecord *client, bool answer) {
     BodyReader r(frame.body);
     auto ev = Event::read(r);
     if (!ev || !r.finished() || client == nullptr) {
@@ -242,7 +246,7 @@ void EventRouter::handle_notify(Channel &ch, Frame &frame, ClientRecord *client)
     auto shared = std::make_shared<const Event>(std::move(*ev));
     route(shared, false);
     if (observer_) observer_(key_of(client->proc), *shared);
-    send_reply(reply, status_body(PMIX_SUCCESS));
+    if (answer) send_reply(reply, status_body(PMIX_SUCCESS));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -188,6 +188,13 @@ enum class Command : std::uint16_t {
     // req: bytes credential, infos directives.
     // rep: i32 status, infos results (the host's).
     validate_credential = 157,
+
+    // The notify area's (148-151).
+    // req: event payload (range never PROC_LOCAL), as `notify`. No reply: the
+    // blocking PMIx_Notify_event returns once its request is written or
+    // queued (the standard: its operation is complete when the message is
+    // queued, whatever becomes of the event; docs/events.md).
+    notify_unanswered = 148,
 };
 
 enum class Role : std::uint8_t { client = 1, tool = 2, launcher = 3 };
