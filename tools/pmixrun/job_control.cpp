@@ -2,6 +2,7 @@
 
 #include "job_controller.hpp"
 #include "job_services.hpp"
+#include "signals.hpp"
 
 #include <pmix.h>
 #include <signal.h>
@@ -95,6 +96,7 @@ std::atomic<bool> g_preempt_requested{false};
 
 void on_preempt_signal(int) {
     g_preempt_requested = true;
+    wake_main_loop();
 }
 
 }  // namespace
@@ -102,7 +104,10 @@ void on_preempt_signal(int) {
 pmix_status_t job_control_upcall(const pmix_proc_t *requestor, const pmix_proc_t targets[],
                                  size_t ntargets, const pmix_info_t directives[], size_t ndirs,
                                  pmix_info_cbfunc_t cbfunc, void *cbdata) {
-    return g_controller.request(requestor, targets, ntargets, directives, ndirs, cbfunc, cbdata);
+    const pmix_status_t rc =
+        g_controller.request(requestor, targets, ntargets, directives, ndirs, cbfunc, cbdata);
+    wake_main_loop();  // a checkpoint may have brought a nearer deadline
+    return rc;
 }
 
 void job_control_start() {
@@ -123,6 +128,10 @@ void job_control_start() {
 void job_control_tick() {
     if (g_preempt_requested.exchange(false)) g_controller.preempt();
     g_controller.tick();
+}
+
+std::chrono::steady_clock::time_point job_control_next_deadline() {
+    return g_controller.next_deadline();
 }
 
 void job_control_proc_ended(const pmix_proc_t &proc) {

@@ -38,6 +38,8 @@
 
 #include <pmix_server.h>
 
+#include <chrono>
+
 namespace pmixrun {
 
 // pmix_server_module_t::job_control.
@@ -50,6 +52,9 @@ void job_control_start();
 // Main loop, often: sends the preemption alerts SIGUSR1 asked for; fails
 // checkpoints whose timeout expired.
 void job_control_tick();
+// When job_control_tick has work next (a checkpoint's timeout), or
+// time_point::max(): the main loop sleeps until then at the latest.
+std::chrono::steady_clock::time_point job_control_next_deadline();
 // A process ended: its pauses, declarations and pending checkpoints go.
 void job_control_proc_ended(const pmix_proc_t &proc);
 

@@ -580,6 +580,15 @@ void JobController::tick() {
     finish(finished);
 }
 
+JobControlEffects::Clock::time_point JobController::next_deadline() const {
+    std::lock_guard lock(mu_);
+    auto next = JobControlEffects::Clock::time_point::max();
+    for (const auto &t : tracked_) {
+        if (t.kind == Kind::checkpoint) next = std::min(next, t.deadline);
+    }
+    return next;
+}
+
 void JobController::proc_ended(const pmix_proc_t &proc) {
     const Key k = key_of(proc);
     std::vector<Finished> finished;

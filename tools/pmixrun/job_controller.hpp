@@ -67,6 +67,8 @@ class JobController {
     std::size_t preempt();
     // Fails the checkpoints whose timeout expired.
     void tick();
+    // The nearest checkpoint timeout (Clock::time_point::max(): none).
+    JobControlEffects::Clock::time_point next_deadline() const;
     // `proc` ended: its pauses, declarations and pending checkpoints go.
     void proc_ended(const pmix_proc_t &proc);
     // How many requests of `requestor` are outstanding (can be cancelled).

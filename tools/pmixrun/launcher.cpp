@@ -5,8 +5,10 @@
 #include "job_control.hpp"
 #include "job_services.hpp"
 #include "session_dirs.hpp"
+#include "signals.hpp"
 #include "tools.hpp"
 
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -488,8 +490,11 @@ pmix_status_t Launcher::launch(const JobSpec &spec, std::string &nspace_out) {
 }
 
 void Launcher::queue_spawn(JobSpec spec, SpawnDone done) {
-    std::lock_guard lock(queue_mutex_);
-    queue_.push_back({std::move(spec), std::move(done)});
+    {
+        std::lock_guard lock(queue_mutex_);
+        queue_.push_back({std::move(spec), std::move(done)});
+    }
+    wake_main_loop();  // wait_all runs it (signals.hpp)
 }
 
 void Launcher::run_queued(bool refuse) {
@@ -611,7 +616,31 @@ int Launcher::wait_all(long timeout_s, const std::atomic<bool> &aborted, bool &t
                 kill_deadline = clock::time_point::max();
             }
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        // Sleep until a child ends (SIGCHLD), another thread wakes the loop
+        // (a queued spawn, an abort, a termination signal, a new checkpoint
+        // deadline) or the nearest deadline passes: no polling
+        // (signals.hpp). A child that ended since the waitpid above has
+        // written its wake-up already.
+        auto until = std::min(kill_deadline, job_control_next_deadline());
+        if (timeout_s > 0 && !timed_out) {
+            // Just past the limit, as the check above reads it (">").
+            until = std::min(
+                until, start + std::chrono::seconds(timeout_s) + std::chrono::milliseconds(1));
+        }
+        const int fd = main_loop_fd();
+        if (fd < 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));  // no pipe: poll
+            continue;
+        }
+        int ms = -1;
+        if (until != clock::time_point::max()) {
+            const auto left =
+                std::chrono::ceil<std::chrono::milliseconds>(until - clock::now()).count();
+            ms = static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
+        }
+        pollfd p{fd, POLLIN, 0};
+        ::poll(&p, 1, ms);
+        drain_main_loop();
     }
     run_queued(true);  // a spawn queued by a process that is gone now
     return status;

@@ -92,6 +92,7 @@ pmix_status_t on_abort(const pmix_proc_t *proc, void *, int status, const char m
                  msg != nullptr ? msg : "");
     pmixrun::raise_proc_aborted(*proc, status, msg);
     if (!g_aborted.exchange(true)) g_abort_status = status;
+    pmixrun::wake_main_loop();  // the wait loop terminates the job (signals.hpp)
     if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
 }
@@ -226,9 +227,11 @@ int main(int argc, char **argv) {
     if (pmix_status_t ra = pmixrun::register_tool_attributes(); ra != PMIX_SUCCESS)  // tools.hpp
         std::fprintf(stderr, "pmixrun: cannot register attributes: %s\n", PMIx_Error_string(ra));
     pmixrun::install_termination_signals(g_aborted);  // SIGTERM/INT/HUP (signals.hpp)
+    pmixrun::install_child_signal();                  // SIGCHLD wakes the wait loop
     pmixrun::job_control_start();                     // checkpoint completions (job_control.hpp)
     pmixrun::install_monitor_alerts(monitor_kill, [] {
         if (!g_aborted.exchange(true)) g_abort_status = 1;
+        pmixrun::wake_main_loop();
     });
 
     // --- the job, and those it spawns ---
