@@ -218,10 +218,13 @@ constexpr std::size_t kInputKeep = 1024 * 1024;
 void Channel::reserve_input(std::size_t need) {
     const std::size_t have = in_end_ - in_begin_;
     if (in_size_ - in_begin_ >= need && in_end_ < in_size_) return;
-    if (need <= in_size_) {
+    // At least one byte of room, whatever `need` says: a read into none
+    // would return 0, which means end of file.
+    const std::size_t want = std::max(need, have + 1);
+    if (want <= in_size_) {
         if (have > 0) std::memmove(in_.get(), in_.get() + in_begin_, have);
     } else {
-        const std::size_t size = std::max(need, in_size_ * 2);
+        const std::size_t size = std::max(want, in_size_ * 2);
         std::unique_ptr<std::uint8_t[]> grown(new std::uint8_t[size]);
         if (have > 0) std::memcpy(grown.get(), in_.get() + in_begin_, have);
         in_ = std::move(grown);
