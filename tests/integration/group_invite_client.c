@@ -10,7 +10,9 @@
  *                                       the PMIX_GROUP_INVITED handler, even
  *                                       ranks with a blocking join after it);
  *                                       membership in invite order, one
- *                                       context id, CONSTRUCT_COMPLETE to all
+ *                                       context id, CONSTRUCT_COMPLETE to all,
+ *                                       every member's committed data local
+ *                                       afterwards (PMIX_OPTIONAL Get)
  *        group_invite_client decline  - ranks 1, 2 invited; 2 declines; the
  *                                       leader's DECLINED handler invites 3 in
  *                                       its place: {0, 1, 3}, PARTIAL_SUCCESS
@@ -280,6 +282,21 @@ static void mode_accept(void) {
         strcat(want, one);
     }
     if (strcmp(members, want) != 0) FAIL("membership %s, not %s", members, want);
+    /* Every member's committed data came with the group (on any server):
+     * PMIX_OPTIONAL answers from this process's store only. */
+    pmix_info_t local;
+    bool yes = true;
+    PMIX_INFO_LOAD(&local, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    for (uint32_t r = 0; r < nprocs; ++r) {
+        pmix_proc_t p;
+        pmix_value_t *val = NULL;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK(PMIx_Get(&p, "inv.rank", &local, 1, &val), "Get a member's committed data");
+        if (val->type != PMIX_UINT32 || val->data.uint32 != r)
+            FAIL("rank %u's committed data is wrong", r);
+        PMIX_VALUE_RELEASE(val);
+    }
+    PMIX_INFO_DESTRUCT(&local);
     const size_t cid = me.rank % 2 == 1 ? cb_cid : context_id(results, nresults);
     if (cid == SIZE_MAX) FAIL("no context id");
     PMIX_INFO_FREE(results, nresults);
@@ -497,6 +514,14 @@ int main(int argc, char **argv) {
     CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val), "Get job size");
     nprocs = val->data.uint32;
     PMIX_VALUE_RELEASE(val);
+    if (strcmp(mode, "accept") == 0) {
+        /* Committed before anyone joins (odd ranks join from their handler). */
+        pmix_value_t v;
+        v.type = PMIX_UINT32;
+        v.data.uint32 = me.rank;
+        CHECK(PMIx_Put(PMIX_GLOBAL, "inv.rank", &v), "Put");
+        CHECK(PMIx_Commit(), "Commit");
+    }
     register_all();
     /* Everyone is registered before anyone invites. */
     CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
