@@ -38,32 +38,12 @@
  *                                       rank 1 (the lowest) leads;
  *                                       LEADER_SELECTED names it; rank 3 then
  *                                       accepts and the group completes */
-#include <pmix.h>
-
 #include <signal.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-static pmix_proc_t me;
-static uint32_t nprocs;
+#include "group_common.h"
+
 static const char *mode;
-
-#define FAIL(...)                                       \
-    do {                                                \
-        fprintf(stderr, "%s:%u: ", me.nspace, me.rank); \
-        fprintf(stderr, __VA_ARGS__);                   \
-        fprintf(stderr, "\n");                          \
-        exit(1);                                        \
-    } while (0)
-
-#define CHECK(rc, what)                                                        \
-    do {                                                                       \
-        pmix_status_t _rc = (rc);                                              \
-        if (_rc != PMIX_SUCCESS) FAIL("%s: %s", what, PMIx_Error_string(_rc)); \
-    } while (0)
 
 static const char *GRP = "inv-grp";
 
@@ -173,21 +153,12 @@ done:
     if (cbfunc != NULL) cbfunc(answer, out, nout, NULL, NULL, cbdata);
 }
 
-static void registered(pmix_status_t status, size_t ref, void *cbdata) {
-    (void)ref;
-    *(_Atomic pmix_status_t *)cbdata = status;
-}
-
 static void register_all(void) {
     pmix_status_t codes[] = {
         PMIX_GROUP_INVITED,       PMIX_GROUP_INVITE_ACCEPTED,    PMIX_GROUP_INVITE_DECLINED,
         PMIX_GROUP_INVITE_FAILED, PMIX_GROUP_CONSTRUCT_COMPLETE, PMIX_GROUP_CONSTRUCT_ABORT,
         PMIX_GROUP_LEADER_FAILED, PMIX_GROUP_LEADER_SELECTED};
-    _Atomic pmix_status_t reg = PMIX_ERR_TIMEOUT;
-    PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event,
-                                registered, (void *)&reg);
-    while (reg == PMIX_ERR_TIMEOUT) usleep(1000); /* bounded by alarm() */
-    CHECK(reg, "register");
+    group_register(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event);
 }
 
 static void wait_flag(_Atomic int *flag) {
@@ -507,13 +478,7 @@ int main(int argc, char **argv) {
     }
     mode = argv[1];
     alarm(60); /* every wait below is bounded */
-    CHECK(PMIx_Init(&me, NULL, 0), "PMIx_Init");
-    pmix_proc_t wild;
-    pmix_value_t *val = NULL;
-    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
-    CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val), "Get job size");
-    nprocs = val->data.uint32;
-    PMIX_VALUE_RELEASE(val);
+    group_init();
     if (strcmp(mode, "accept") == 0) {
         /* Committed before anyone joins (odd ranks join from their handler). */
         pmix_value_t v;
