@@ -574,11 +574,18 @@ void Groups::invitation_timed_out(const std::string &id) {
     }
     // PMIX_GROUP_OPTIONAL: the group forms with those who joined.
     std::set<ProcKey> late;
+    std::vector<pmix_proc_t> late_elsewhere;  // told by their servers
     for (auto &[k, a] : inv.answers) {
         if (a != Answer::pending) continue;
         a = Answer::failed;
-        if (clients_.find_client(k) != nullptr) late.insert(k);  // elsewhere: their server's
+        if (clients_.find_client(k) != nullptr) {
+            late.insert(k);
+        } else {
+            late_elsewhere.push_back(proc_of(k));
+        }
     }
+    const pmix_proc_t leader = proc_of(inv.leader);
+    send_to_servers(PMIX_ERR_TIMEOUT, id, &leader, late_elsewhere);
     inv.undecided.clear();
     inv.voters.clear();
     if (!late.empty()) failed_[id] = Failed{PMIX_ERR_TIMEOUT, std::move(late)};
@@ -711,7 +718,7 @@ bool Groups::invitation_message(const events::Event &ev) {
             if (r == remote_invitations_.end() || is_group_event(ev.status) ||
                 key_of(ev.source) != r->second.leader)
                 return false;
-            end_remote(id, ev.status);
+            end_remote(id, ev.status, &ev.custom_range);  // those it names
             return true;
         }
     }
@@ -875,17 +882,36 @@ void Groups::complete_remote(const std::string &id, const events::Event &ev) {
         });
 }
 
-void Groups::end_remote(const std::string &id, pmix_status_t status) {
+void Groups::end_remote(const std::string &id, pmix_status_t status,
+                        const std::vector<pmix_proc_t> *only) {
     auto it = remote_invitations_.find(id);
     if (it == remote_invitations_.end()) return;
-    RemoteInvitation r = std::move(it->second);
-    remote_invitations_.erase(it);
-    for (const auto &[k, reply] : r.joined) send_reply(reply, status_body(status));
+    RemoteInvitation &r = it->second;
+    auto named = [&](const ProcKey &k) {
+        return only == nullptr || std::any_of(only->begin(), only->end(),
+                                              [&](const auto &p) { return key_of(p) == k; });
+    };
     std::set<ProcKey> late;
-    for (const auto &[k, a] : r.answers) {
+    for (auto &[k, a] : r.answers) {
+        if (!named(k) || (a != Answer::pending && a != Answer::accepted)) continue;
+        if (auto j = r.joined.find(k); j != r.joined.end()) {
+            send_reply(j->second, status_body(status));
+            r.joined.erase(j);
+        }
         if (a == Answer::pending) late.insert(k);
+        a = Answer::failed;
     }
-    if (!late.empty()) failed_[id] = Failed{status, std::move(late)};
+    if (!late.empty()) {
+        auto &f = failed_[id];
+        f.status = status;
+        f.latecomers.insert(late.begin(), late.end());
+    }
+    // Kept while one of its invitees still takes part (the others were not named).
+    if (std::any_of(r.answers.begin(), r.answers.end(), [](const auto &e) {
+            return e.second == Answer::pending || e.second == Answer::accepted;
+        }))
+        return;
+    remote_invitations_.erase(it);
     log()->warn("server: group {} invitation ended at the leader's server: {}", id,
                 PMIx_Error_string(status));
 }

@@ -233,8 +233,10 @@ class Groups final : public DepartureListener {
     void complete_across_servers(const std::string &id);
     // The invitees' server: the leader's trigger came (PMIX_GROUP_CONSTRUCT_COMPLETE).
     void complete_remote(const std::string &id, const events::Event &ev);
-    // The invitees' server: the invitation ended with `status` at the leader's.
-    void end_remote(const std::string &id, pmix_status_t status);
+    // The invitees' server: the invitation ended with `status` at the
+    // leader's, for the invitees named in `only` (all without it).
+    void end_remote(const std::string &id, pmix_status_t status,
+                    const std::vector<pmix_proc_t> *only = nullptr);
     // PMIX_GROUP_ENDPT_DATA of this server's `members` (groups.cpp's format).
     std::vector<std::uint8_t> invitation_endpoint(const std::vector<pmix_proc_t> &members);
     // Keeps the other servers' members' data from the host's answer (groups.cpp).

@@ -366,6 +366,9 @@ static void mode_timeout(int optional) {
         rc = PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults);
         if (rc != (optional ? PMIX_SUCCESS : PMIX_ERR_TIMEOUT))
             FAIL("join: %s", PMIx_Error_string(rc));
+    } else if (me.rank > 2) {
+        CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence"); /* not invited */
+        return;
     } else {
         /* Answers only once the others' calls returned. */
         CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
