@@ -12,7 +12,8 @@
 // is announced to the participants by PMIX_GROUP_LEADER_FAILED (group_ask
 // too); their decisions elect the new leader (a volunteer returning
 // PMIX_GROUP_LEADER, else the lowest group rank), announced by
-// PMIX_GROUP_LEADER_SELECTED, or abort.
+// PMIX_GROUP_LEADER_SELECTED, or abort. Invitees served by other servers:
+// the protocol between the servers at the end of this file.
 #include <algorithm>
 
 #include "mca/logging.hpp"
