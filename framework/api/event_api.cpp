@@ -81,6 +81,17 @@ PMIX_EXPORT pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], siz
                                                       pmix_hdlr_reg_cbfunc_t cbfunc, void *cbdata) {
     if (!pmixpp::runtime::any_face_initialized()) return PMIX_ERR_INIT;
     if (evhdlr == nullptr || (codes == nullptr && ncodes > 0)) return PMIX_ERR_BAD_PARAM;
+    // A group among the sources or affected processes stands for its
+    // members (client/groups.hpp): the group must be known here by now.
+    pmixpp::wire::InfoArray translated;
+    if (const pmix_status_t rc =
+            pmixpp::client::GroupTable::instance().translate_range(info, ninfo, translated);
+        rc != PMIX_SUCCESS)
+        return rc;
+    if (!translated.empty()) {
+        info = translated.data();
+        ninfo = translated.size();
+    }
     auto spec = RegistrationSpec::parse({codes, codes == nullptr ? 0 : ncodes},
                                         {info, info == nullptr ? 0 : ninfo});
     if (!spec) {
@@ -152,9 +163,10 @@ PMIX_EXPORT pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_pro
     // A client's own event has itself as source when none is given; the
     // host's, the SMS (standard: pmix_notification_fn_t).
     const pmix_proc_t *src = source != nullptr ? source : (as_client ? &self : nullptr);
-    // A group in the custom range stands for its members (client/groups.hpp).
+    // A group in the custom range or among the affected processes stands
+    // for its members (client/groups.hpp).
     pmixpp::wire::InfoArray translated;
-    if (range == PMIX_RANGE_CUSTOM && info != nullptr) {
+    if (info != nullptr) {
         const pmix_status_t rc =
             pmixpp::client::GroupTable::instance().translate_range(info, ninfo, translated);
         if (rc != PMIX_SUCCESS) return rc;

@@ -113,29 +113,49 @@ pmix_status_t GroupTable::translate(std::vector<pmix_proc_t> &procs) const {
     return PMIX_SUCCESS;
 }
 
+namespace {
+
+// The keys whose processes may name a group: the event's (or a handler's
+// source) custom range and its affected processes (docs/groups.md).
+bool addresses_procs(const pmix_info_t &i) {
+    return PMIX_CHECK_KEY(&i, PMIX_EVENT_CUSTOM_RANGE) ||
+           PMIX_CHECK_KEY(&i, PMIX_EVENT_AFFECTED_PROC) ||
+           PMIX_CHECK_KEY(&i, PMIX_EVENT_AFFECTED_PROCS);
+}
+
+}  // namespace
+
 pmix_status_t GroupTable::translate_range(const pmix_info_t *info, std::size_t ninfo,
                                           wire::InfoArray &out) const {
-    const pmix_info_t *range = nullptr;
-    for (std::size_t i = 0; i < ninfo; ++i) {
-        if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_CUSTOM_RANGE)) range = &info[i];
-    }
-    if (range == nullptr) return PMIX_SUCCESS;
-    std::vector<pmix_proc_t> procs = events::procs_of(range->value);
+    if (!any_ || info == nullptr) return PMIX_SUCCESS;
     bool names_group = false;
     {
         std::lock_guard lock(mutex_);
-        for (const auto &p : procs) names_group = names_group || groups_.count(nspace_of(p)) != 0;
+        for (std::size_t i = 0; i < ninfo && !names_group; ++i) {
+            if (!addresses_procs(info[i])) continue;
+            for (const auto &p : events::procs_of(info[i].value))
+                names_group = names_group || groups_.count(nspace_of(p)) != 0;
+        }
     }
     if (!names_group) return PMIX_SUCCESS;
-    if (pmix_status_t rc = translate(procs); rc != PMIX_SUCCESS) return rc;
-    out = wire::InfoArray::copy_of(info, ninfo);
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        pmix_info_t &entry = out.data()[i];
-        if (!PMIX_CHECK_KEY(&entry, PMIX_EVENT_CUSTOM_RANGE)) continue;
+    wire::InfoArray copy = wire::InfoArray::copy_of(info, ninfo);
+    for (std::size_t i = 0; i < copy.size(); ++i) {
+        pmix_info_t &entry = copy.data()[i];
+        if (!addresses_procs(entry)) continue;
+        std::vector<pmix_proc_t> procs = events::procs_of(entry.value);
+        if (pmix_status_t rc = translate(procs); rc != PMIX_SUCCESS) return rc;
         PMIx_Value_destruct(&entry.value);
+        if (PMIX_CHECK_KEY(&entry, PMIX_EVENT_AFFECTED_PROC) && procs.size() == 1) {
+            PMIx_Value_load(&entry.value, procs.data(), PMIX_PROC);
+            continue;
+        }
+        // The members of a group as the single affected process: all of them.
+        if (PMIX_CHECK_KEY(&entry, PMIX_EVENT_AFFECTED_PROC))
+            PMIX_LOAD_KEY(entry.key, PMIX_EVENT_AFFECTED_PROCS);
         pmix_data_array_t darray{PMIX_PROC, procs.size(), procs.empty() ? nullptr : procs.data()};
         PMIx_Value_load(&entry.value, &darray, PMIX_DATA_ARRAY);
     }
+    out = std::move(copy);
     return PMIX_SUCCESS;
 }
 

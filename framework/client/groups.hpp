@@ -47,8 +47,11 @@ class GroupTable {
     // The procs with every group address replaced by the members it names.
     // PMIX_ERR_BAD_PARAM: a group rank beyond the group's size.
     pmix_status_t translate(std::vector<pmix_proc_t> &procs) const;
-    // A notifier's info with its PMIX_EVENT_CUSTOM_RANGE translated into
-    // `out` (left empty when it names no group).
+    // A notifier's or a handler registration's info with its
+    // PMIX_EVENT_CUSTOM_RANGE, PMIX_EVENT_AFFECTED_PROC and
+    // PMIX_EVENT_AFFECTED_PROCS translated into `out` (left empty when they
+    // name no group); an AFFECTED_PROC naming several members becomes
+    // PMIX_EVENT_AFFECTED_PROCS.
     pmix_status_t translate_range(const pmix_info_t *info, std::size_t ninfo,
                                   wire::InfoArray &out) const;
     // A single target: {id, group rank} → that member. False: not a group

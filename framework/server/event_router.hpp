@@ -66,6 +66,11 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     // service: PMIX_GROUP_LEFT of a member served elsewhere).
     using HostEventFn = std::function<void(const events::Event &ev)>;
     void observe_host_events(HostEventFn fn) { host_observer_ = std::move(fn); }
+    // Asked first of each event the host notifies: true when it was a
+    // message between servers that the filter consumed (the Groups service:
+    // invitations across servers), which then goes no further.
+    using HostEventFilter = std::function<bool(const events::Event &ev)>;
+    void filter_host_events(HostEventFilter fn) { host_filter_ = std::move(fn); }
     void client_departed(const ProcKey &client, Departure why) override;
     void job_deregistered(const std::string &nspace) override;
     void clear();
@@ -98,6 +103,7 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     std::unique_ptr<evcache_base::EventCache> cache_;
     ClientEventFn observer_;
     HostEventFn host_observer_;
+    HostEventFilter host_filter_;
 };
 
 }  // namespace pmixpp::server

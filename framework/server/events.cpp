@@ -253,6 +253,7 @@ void EventRouter::handle_notify(Channel &ch, Frame &frame, ClientRecord *client,
 // routing
 
 void EventRouter::notify_from_host(std::shared_ptr<const Event> ev) {
+    if (host_filter_ && host_filter_(*ev)) return;  // consumed: a message between servers
     if (host_observer_) host_observer_(*ev);
     route(std::move(ev), true);
 }

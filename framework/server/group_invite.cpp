@@ -12,7 +12,8 @@
 // is announced to the participants by PMIX_GROUP_LEADER_FAILED (group_ask
 // too); their decisions elect the new leader (a volunteer returning
 // PMIX_GROUP_LEADER, else the lowest group rank), announced by
-// PMIX_GROUP_LEADER_SELECTED, or abort.
+// PMIX_GROUP_LEADER_SELECTED, or abort. Invitees served by other servers:
+// the protocol between the servers at the end of this file.
 #include <algorithm>
 
 #include "mca/logging.hpp"
@@ -55,8 +56,10 @@ std::size_t position(const std::vector<pmix_proc_t> &order, const ProcKey &k) {
 }  // namespace
 
 void Groups::raise_group_event(pmix_status_t code, const std::string &id, const pmix_proc_t *source,
-                               const std::vector<pmix_proc_t> &to, std::vector<pmix_info_t> extra) {
-    if (!raise_ || to.empty()) {
+                               const std::vector<pmix_proc_t> &to, std::vector<pmix_info_t> extra,
+                               bool out) {
+    const RaiseFn &raise = out && raise_out_ ? raise_out_ : raise_;
+    if (!raise || to.empty()) {
         for (auto &i : extra) PMIx_Value_destruct(&i.value);  // owned by this call
         return;
     }
@@ -67,7 +70,7 @@ void Groups::raise_group_event(pmix_status_t code, const std::string &id, const 
     auto ev =
         events::Event::make(code, source, PMIX_RANGE_CUSTOM, info_out.data(), info_out.size());
     for (auto &i : info_out) PMIx_Value_destruct(&i.value);
-    raise_(std::make_shared<const events::Event>(std::move(ev)));
+    raise(std::make_shared<const events::Event>(std::move(ev)));
 }
 
 bool Groups::send_ask(const ProcKey &to, const std::string &id, const events::Event &ev) {
@@ -123,8 +126,14 @@ void Groups::handle_invite(Channel &ch, Frame &frame, ClientRecord *client) {
             return;
         }
     }
-    if (!collectives_.all_local(invitees)) {
-        log()->info("server: group {}: invitees served elsewhere are not supported", id);
+    const bool remote = !collectives_.all_local(invitees);
+    if (remote && (host_->notify_event == nullptr || host_->group == nullptr)) {
+        // The invitation and the answers travel as events, the completion
+        // as the group upcall (docs/groups.md, "Invitations across servers").
+        log()->info(
+            "server: group {}: invitees served elsewhere need the host's notify_event and "
+            "group upcalls",
+            id);
         send_reply(reply, status_body(PMIX_ERR_NOT_SUPPORTED));
         return;
     }
@@ -149,7 +158,7 @@ void Groups::handle_invite(Channel &ch, Frame &frame, ClientRecord *client) {
         }
         inv.leader_replies.push_back(reply);
         raise_group_event(PMIX_GROUP_INVITED, id, &client->proc, fresh,
-                          {procs_info(PMIX_GROUP_MEMBERSHIP, inv.order)});
+                          {procs_info(PMIX_GROUP_MEMBERSHIP, inv.order)}, remote);
         log()->info("server: group {}: {} invites {} more", id, describe(me), fresh.size());
         return;
     }
@@ -182,10 +191,10 @@ void Groups::handle_invite(Channel &ch, Frame &frame, ClientRecord *client) {
     // The invitation: to each invitee, from the leader, with every process
     // invited so far (cached: an invitee may register for it later).
     raise_group_event(PMIX_GROUP_INVITED, id, &client->proc, invitees,
-                      {procs_info(PMIX_GROUP_MEMBERSHIP, stored.order)});
+                      {procs_info(PMIX_GROUP_MEMBERSHIP, stored.order)}, remote);
     for (const auto &p : invitees) {
         const ClientRecord *c = clients_.find_client(key_of(p));
-        if (c == nullptr || c->gone()) invitee_failed(id, key_of(p));
+        if (c != nullptr && c->gone()) invitee_failed(id, key_of(p));  // served elsewhere: told
     }
 }
 
@@ -215,6 +224,7 @@ void Groups::handle_join(Channel &ch, Frame &frame, ClientRecord *client) {
         return;
     }
     auto it = invitations_.find(id);
+    if (it == invitations_.end() && join_remote(id, leader, opt, me, reply)) return;
     if (it == invitations_.end()) {
         send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
         return;
@@ -345,6 +355,12 @@ void Groups::leader_failed(const std::string &id) {
         invitations_.erase(it);
         return;
     }
+    if (!collectives_.all_local(participants)) {
+        // The vote would have to cross servers: not built (docs/groups.md, "Not yet").
+        log()->warn("server: group {}: electing a new leader across servers is not supported", id);
+        end_invitation(id, PMIX_ERR_NOT_SUPPORTED);
+        return;
+    }
     const pmix_proc_t gone = proc_of(old);
     std::vector<pmix_info_t> info_out;
     info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
@@ -442,6 +458,12 @@ void Groups::check_invitation(const std::string &id) {
         runtime::ProgressEngine::instance().cancel(inv.timer);
         inv.timer = 0;
     }
+    for (const auto &[k, a] : inv.answers) {
+        if (a == Answer::accepted && clients_.find_client(k) == nullptr) {
+            complete_across_servers(id);  // members served elsewhere
+            return;
+        }
+    }
     if (!inv.assign_context_id) {
         complete_invitation(id, std::nullopt);
         return;
@@ -521,16 +543,23 @@ void Groups::end_invitation(const std::string &id, pmix_status_t status, bool an
     for (const auto &reply : inv.leader_replies) send_reply(reply, status_body(status));
     for (const auto &[k, reply] : inv.joined) send_reply(reply, status_body(status));
     std::set<ProcKey> late;
-    std::vector<pmix_proc_t> invited;
+    std::vector<pmix_proc_t> invited, remote;
     for (const auto &[k, a] : inv.answers) {
-        if (a == Answer::pending) late.insert(k);
+        const bool here = clients_.find_client(k) != nullptr;
+        if (a == Answer::pending && here) late.insert(k);
         if (a == Answer::pending || a == Answer::accepted) invited.push_back(proc_of(k));
+        if ((a == Answer::pending || a == Answer::accepted) && !here) remote.push_back(proc_of(k));
     }
     if (!late.empty()) failed_[id] = Failed{status, std::move(late)};
     log()->warn("server: group {} invitation ended: {}", id, PMIx_Error_string(status));
+    const pmix_proc_t leader = proc_of(inv.leader);
+    if (inv.completing) remote.clear();  // their servers have the host's answer
     if (status == PMIX_GROUP_CONSTRUCT_ABORT && announce) {
-        const pmix_proc_t leader = proc_of(inv.leader);
-        raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, &leader, invited);
+        // Also to the invitees served elsewhere: their servers end it there.
+        raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, &leader, invited, {}, !remote.empty());
+    } else if (status != PMIX_GROUP_CONSTRUCT_ABORT) {
+        // The invitees' servers are told by an event whose code is the status.
+        send_to_servers(status, id, &leader, remote);
     }
 }
 
@@ -546,11 +575,18 @@ void Groups::invitation_timed_out(const std::string &id) {
     }
     // PMIX_GROUP_OPTIONAL: the group forms with those who joined.
     std::set<ProcKey> late;
+    std::vector<pmix_proc_t> late_elsewhere;  // told by their servers
     for (auto &[k, a] : inv.answers) {
         if (a != Answer::pending) continue;
         a = Answer::failed;
-        late.insert(k);
+        if (clients_.find_client(k) != nullptr) {
+            late.insert(k);
+        } else {
+            late_elsewhere.push_back(proc_of(k));
+        }
     }
+    const pmix_proc_t leader = proc_of(inv.leader);
+    send_to_servers(PMIX_ERR_TIMEOUT, id, &leader, late_elsewhere);
     inv.undecided.clear();
     inv.voters.clear();
     if (!late.empty()) failed_[id] = Failed{PMIX_ERR_TIMEOUT, std::move(late)};
@@ -560,6 +596,325 @@ void Groups::invitation_timed_out(const std::string &id) {
         return;
     }
     check_invitation(id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// invitations across servers (docs/groups.md, "Invitations across servers")
+//
+// The leader's server keeps the Invitation; each server of invitees keeps a
+// RemoteInvitation with its own invitees. They talk through the host's
+// notify_event upcall (the host delivers each event to the servers of the
+// processes its custom range names, by PMIx_Notify_event):
+//   PMIX_GROUP_INVITED (leader -> invitees)       routed to the invitees too
+//   PMIX_GROUP_INVITE_ACCEPTED / _DECLINED         (invitee -> leader)
+//   PMIX_GROUP_INVITE_FAILED (SMS -> leader)       an invitee ended first
+//   PMIX_GROUP_CONSTRUCT_COMPLETE (leader -> members served elsewhere), with
+//     the final membership: every server of the group calls its `group`
+//     upcall, which exchanges the members' data and gives the context id
+//   PMIX_GROUP_CONSTRUCT_ABORT (leader -> invitees) routed to them too
+//   an event whose code is the failure's status (leader -> invitees)
+// Every message but the invitation and the abort carries
+// PMIX_EVENT_DO_NOT_CACHE and is consumed by the receiving server.
+
+namespace {
+
+std::string group_id_of(const events::Event &ev) {
+    const auto *i = find_info(ev.info_span(), PMIX_GROUP_ID);
+    if (i == nullptr || i->value.type != PMIX_STRING || i->value.data.string == nullptr) return {};
+    return i->value.data.string;
+}
+
+bool is_group_event(pmix_status_t code) {
+    return code <= PMIX_GROUP_INVITED && code >= PMIX_GROUP_MEMBER_FAILED;
+}
+
+}  // namespace
+
+bool Groups::is_local(const pmix_proc_t &p) const {
+    return clients_.find_client(key_of(p)) != nullptr;
+}
+
+void Groups::send_to_servers(pmix_status_t code, const std::string &id, const pmix_proc_t *source,
+                             const std::vector<pmix_proc_t> &to, std::vector<pmix_info_t> extra) {
+    const bool yes = true;
+    extra.push_back(load_info(PMIX_EVENT_DO_NOT_CACHE, &yes, PMIX_BOOL));
+    raise_group_event(code, id, source, raise_out_ ? to : std::vector<pmix_proc_t>{},
+                      std::move(extra), true);
+}
+
+std::vector<std::uint8_t> Groups::invitation_endpoint(const std::vector<pmix_proc_t> &members) {
+    std::vector<std::uint8_t> stream;
+    for (const auto &m : members) {
+        ClientRecord *c = clients_.find_client(key_of(m));
+        if (c != nullptr && c->committed) wire::append_record(stream, c->proc, c->remote_blob);
+    }
+    return BodyWriter().bytes(stream).u32(0).take();  // no local context ids
+}
+
+bool Groups::invitation_message(const events::Event &ev) {
+    if (clients_.find_client(key_of(ev.source)) != nullptr) return false;  // raised here
+    const std::string id = group_id_of(ev);
+    if (id.empty()) return false;
+    switch (ev.status) {
+        case PMIX_GROUP_INVITE_ACCEPTED:
+        case PMIX_GROUP_INVITE_DECLINED:
+        case PMIX_GROUP_INVITE_FAILED: {
+            // At the leader's server: an invitee's answer, or its end.
+            auto it = invitations_.find(id);
+            if (it == invitations_.end() || ev.affected.empty()) return true;  // ended meanwhile
+            const ProcKey who = key_of(ev.affected.front());
+            if (clients_.find_client(who) != nullptr) return true;  // ours: we know better
+            if (ev.status == PMIX_GROUP_INVITE_FAILED) {
+                invitee_failed(id, who);
+                return true;
+            }
+            Invitation &inv = it->second;
+            auto a = inv.answers.find(who);
+            if (a == inv.answers.end() || a->second != Answer::pending) return true;
+            const bool accepted = ev.status == PMIX_GROUP_INVITE_ACCEPTED;
+            a->second = accepted ? Answer::accepted : Answer::declined;
+            log()->info("server: group {}: {} {} (told by the host)", id, describe(who),
+                        accepted ? "accepts" : "declines");
+            ask_leader(inv, id, ev.status, who);
+            check_invitation(id);
+            return true;
+        }
+        case PMIX_GROUP_INVITED: {
+            // At an invitee's server: the invitation, which goes on to them.
+            std::vector<ProcKey> mine;
+            for (const auto &p : ev.custom_range) {
+                if (is_local(p)) mine.push_back(key_of(p));
+            }
+            if (mine.empty() || invitations_.count(id) != 0) return false;
+            RemoteInvitation &r = remote_invitations_[id];
+            r.leader = key_of(ev.source);
+            if (auto f = failed_.find(id); f != failed_.end()) {
+                for (const auto &k : mine) f->second.latecomers.erase(k);
+                if (f->second.latecomers.empty()) failed_.erase(f);
+            }
+            for (const auto &k : mine) {
+                auto a = r.answers.find(k);
+                if (a != r.answers.end() &&
+                    (a->second == Answer::pending || a->second == Answer::accepted))
+                    continue;
+                r.answers[k] = Answer::pending;
+            }
+            log()->info("server: group {}: {} invites {} processes here (told by the host)", id,
+                        describe(r.leader), mine.size());
+            for (const auto &k : mine) {
+                const ClientRecord *c = clients_.find_client(k);
+                if (c != nullptr && c->gone()) remote_invitee_departed(k);
+            }
+            return false;
+        }
+        case PMIX_GROUP_CONSTRUCT_COMPLETE:
+            if (remote_invitations_.count(id) == 0) return false;
+            complete_remote(id, ev);
+            return true;
+        case PMIX_GROUP_CONSTRUCT_ABORT:
+            if (remote_invitations_.count(id) != 0) end_remote(id, PMIX_GROUP_CONSTRUCT_ABORT);
+            return false;  // the invitees get it too
+        default: {
+            auto r = remote_invitations_.find(id);
+            if (r == remote_invitations_.end() || is_group_event(ev.status) ||
+                key_of(ev.source) != r->second.leader)
+                return false;
+            end_remote(id, ev.status, &ev.custom_range);  // those it names
+            return true;
+        }
+    }
+}
+
+bool Groups::join_remote(const std::string &id, const pmix_proc_t &leader, std::uint8_t opt,
+                         const ProcKey &me, const PendingReply &reply) {
+    auto it = remote_invitations_.find(id);
+    if (it == remote_invitations_.end()) return false;
+    RemoteInvitation &r = it->second;
+    auto a = r.answers.find(me);
+    const bool leader_ok = leader.nspace[0] == '\0' || key_of(leader) == r.leader;
+    if ((opt != PMIX_GROUP_ACCEPT && opt != PMIX_GROUP_DECLINE) || a == r.answers.end() ||
+        a->second != Answer::pending || !leader_ok) {
+        send_reply(reply, status_body(PMIX_ERR_BAD_PARAM));
+        return true;
+    }
+    const bool accept = opt == PMIX_GROUP_ACCEPT;
+    const pmix_proc_t who = proc_of(me);
+    const pmix_proc_t lp = proc_of(r.leader);
+    if (accept) {
+        a->second = Answer::accepted;
+        r.joined[me] = reply;  // answered when the group is complete
+    } else {
+        a->second = Answer::declined;
+        send_reply(reply, status_body(PMIX_SUCCESS));
+    }
+    log()->info("server: group {}: {} {} (the leader is served elsewhere)", id, describe(me),
+                accept ? "accepts" : "declines");
+    send_to_servers(accept ? PMIX_GROUP_INVITE_ACCEPTED : PMIX_GROUP_INVITE_DECLINED, id, &who,
+                    {lp}, {load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC)});
+    // Nobody here takes part any more: nothing to wait for.
+    if (std::none_of(r.answers.begin(), r.answers.end(),
+                     [](const auto &e) { return e.second != Answer::declined; }))
+        remote_invitations_.erase(it);
+    return true;
+}
+
+void Groups::remote_invitee_departed(const ProcKey &client) {
+    for (auto &[id, r] : remote_invitations_) {
+        auto a = r.answers.find(client);
+        if (a == r.answers.end() || (a->second != Answer::pending && a->second != Answer::accepted))
+            continue;
+        a->second = Answer::failed;
+        r.joined.erase(client);
+        const pmix_proc_t who = proc_of(client);
+        log()->info("server: group {}: invitee {} failed; the leader's server is told", id,
+                    describe(client));
+        send_to_servers(PMIX_GROUP_INVITE_FAILED, id, nullptr, {proc_of(r.leader)},
+                        {load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC)});
+    }
+}
+
+void Groups::complete_across_servers(const std::string &id) {
+    auto it = invitations_.find(id);
+    if (it == invitations_.end()) return;
+    Invitation &inv = it->second;
+    inv.completing = true;
+    std::vector<pmix_proc_t> members, remote, local;
+    for (const auto &p : inv.order) {
+        const ProcKey k = key_of(p);
+        auto a = inv.answers.find(k);
+        if (k != inv.leader && (a == inv.answers.end() || a->second != Answer::accepted)) continue;
+        members.push_back(p);
+        (is_local(p) ? local : remote).push_back(p);
+    }
+    const pmix_proc_t leader = proc_of(inv.leader);
+    // The trigger: every server of a member calls its group upcall now.
+    send_to_servers(PMIX_GROUP_CONSTRUCT_COMPLETE, id, &leader, remote,
+                    {procs_info(PMIX_GROUP_MEMBERSHIP, members),
+                     load_info(PMIX_GROUP_ASSIGN_CONTEXT_ID, &inv.assign_context_id, PMIX_BOOL),
+                     load_info(PMIX_GROUP_NOTIFY_TERMINATION, &inv.notify_termination, PMIX_BOOL)});
+    log()->info("server: group {}: complete with {} members, {} served elsewhere", id,
+                members.size(), remote.size());
+    auto args = std::make_shared<HostArgs>();
+    if (inv.assign_context_id) args->add_bool(PMIX_GROUP_ASSIGN_CONTEXT_ID, true);
+    auto endpoint = invitation_endpoint(local);
+    pmix_byte_object_t bo{reinterpret_cast<char *>(endpoint.data()), endpoint.size()};
+    args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    std::sort(members.begin(), members.end(), proc_less);
+    const bool assign = inv.assign_context_id;
+    call_host(PMIX_GROUP_CONSTRUCT, id, members, args,
+              [this, id, assign](pmix_status_t st, wire::InfoArray results) {
+                  if (invitations_.count(id) == 0) return;
+                  std::optional<std::size_t> cid;
+                  if (const auto *c = find_info(results.span(), PMIX_GROUP_CONTEXT_ID)) {
+                      if (auto v = wire::as_uint(c->value)) cid = static_cast<std::size_t>(*v);
+                  }
+                  // One id for the whole group must come from the host.
+                  if (st == PMIX_SUCCESS && assign && !cid) st = PMIX_ERR_NOT_SUPPORTED;
+                  if (st != PMIX_SUCCESS) {
+                      end_invitation(id, st);
+                      return;
+                  }
+                  keep_endpoints(results);
+                  complete_invitation(id, assign ? cid : std::nullopt);
+              });
+}
+
+void Groups::complete_remote(const std::string &id, const events::Event &ev) {
+    auto it = remote_invitations_.find(id);
+    if (it == remote_invitations_.end()) return;
+    auto r = std::make_shared<RemoteInvitation>(std::move(it->second));
+    remote_invitations_.erase(it);
+    std::vector<pmix_proc_t> members;
+    if (const auto *m = find_info(ev.info_span(), PMIX_GROUP_MEMBERSHIP))
+        members = events::procs_of(m->value);
+    const bool assign =
+        mca::info_flag(ev.info_span(), PMIX_GROUP_ASSIGN_CONTEXT_ID).value_or(false);
+    const bool notify =
+        mca::info_flag(ev.info_span(), PMIX_GROUP_NOTIFY_TERMINATION).value_or(false);
+    // Invitees that had not answered: too late (the leader's PMIX_TIMEOUT
+    // with PMIX_GROUP_OPTIONAL); they get that status when they do.
+    std::set<ProcKey> late;
+    for (const auto &[k, a] : r->answers) {
+        if (a == Answer::pending) late.insert(k);
+    }
+    if (!late.empty()) failed_[id] = Failed{PMIX_ERR_TIMEOUT, std::move(late)};
+    std::vector<pmix_proc_t> local;
+    for (const auto &m : members) {
+        if (is_local(m)) local.push_back(m);
+    }
+    log()->info("server: group {}: the leader completes it ({} members, {} here)", id,
+                members.size(), local.size());
+    auto args = std::make_shared<HostArgs>();
+    if (assign) args->add_bool(PMIX_GROUP_ASSIGN_CONTEXT_ID, true);
+    auto endpoint = invitation_endpoint(local);
+    pmix_byte_object_t bo{reinterpret_cast<char *>(endpoint.data()), endpoint.size()};
+    args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    std::vector<pmix_proc_t> sorted = members;
+    std::sort(sorted.begin(), sorted.end(), proc_less);
+    const pmix_proc_t leader = proc_of(r->leader);
+    call_host(
+        PMIX_GROUP_CONSTRUCT, id, sorted, args,
+        [this, id, r, members, assign, notify, leader](pmix_status_t st, wire::InfoArray results) {
+            std::optional<std::size_t> cid;
+            if (const auto *c = find_info(results.span(), PMIX_GROUP_CONTEXT_ID)) {
+                if (auto v = wire::as_uint(c->value)) cid = static_cast<std::size_t>(*v);
+            }
+            if (st == PMIX_SUCCESS && assign && !cid) st = PMIX_ERR_NOT_SUPPORTED;
+            if (st != PMIX_SUCCESS) {
+                log()->warn("server: group {}: the host's group upcall failed: {}", id,
+                            PMIx_Error_string(st));
+                for (const auto &[k, reply] : r->joined) send_reply(reply, status_body(st));
+                return;
+            }
+            keep_endpoints(results);
+            GroupRecord g{id,     members, assign ? cid : std::nullopt,
+                          notify, false,   {key_of(leader)}};
+            const MemberData data = member_data(g, {}, {});
+            const std::map<ProcKey, std::uint64_t> cids;
+            for (const auto &[k, reply] : r->joined)
+                send_reply(reply, member_reply(g, PMIX_SUCCESS, cids, data, k));
+            std::vector<pmix_info_t> extra{procs_info(PMIX_GROUP_MEMBERSHIP, members)};
+            if (g.context_id)
+                extra.push_back(load_info(PMIX_GROUP_CONTEXT_ID, &*g.context_id, PMIX_SIZE));
+            groups_[id] = std::move(g);
+            log()->info("server: group {} constructed by invitation from {} ({} members)", id,
+                        describe(key_of(leader)), members.size());
+            raise_group_event(PMIX_GROUP_CONSTRUCT_COMPLETE, id, &leader, members, extra);
+        });
+}
+
+void Groups::end_remote(const std::string &id, pmix_status_t status,
+                        const std::vector<pmix_proc_t> *only) {
+    auto it = remote_invitations_.find(id);
+    if (it == remote_invitations_.end()) return;
+    RemoteInvitation &r = it->second;
+    auto named = [&](const ProcKey &k) {
+        return only == nullptr || std::any_of(only->begin(), only->end(),
+                                              [&](const auto &p) { return key_of(p) == k; });
+    };
+    std::set<ProcKey> late;
+    for (auto &[k, a] : r.answers) {
+        if (!named(k) || (a != Answer::pending && a != Answer::accepted)) continue;
+        if (auto j = r.joined.find(k); j != r.joined.end()) {
+            send_reply(j->second, status_body(status));
+            r.joined.erase(j);
+        }
+        if (a == Answer::pending) late.insert(k);
+        a = Answer::failed;
+    }
+    if (!late.empty()) {
+        auto &f = failed_[id];
+        f.status = status;
+        f.latecomers.insert(late.begin(), late.end());
+    }
+    // Kept while one of its invitees still takes part (the others were not named).
+    if (std::any_of(r.answers.begin(), r.answers.end(), [](const auto &e) {
+            return e.second == Answer::pending || e.second == Answer::accepted;
+        }))
+        return;
+    remote_invitations_.erase(it);
+    log()->warn("server: group {} invitation ended at the leader's server: {}", id,
+                PMIx_Error_string(status));
 }
 
 }  // namespace pmixpp::server

@@ -1218,6 +1218,7 @@ void Groups::client_departed(const ProcKey &client, Departure) {
             invitee_failed(id, client);
         }
     }
+    remote_invitee_departed(client);  // invitations led from another server
     std::set<std::string> its_groups;
     for (auto &[id, g] : groups_) {
         if (!is_member(g, client)) continue;
@@ -1278,6 +1279,7 @@ void Groups::clear() {
         if (inv.timer != 0) runtime::ProgressEngine::instance().cancel(inv.timer);
     }
     invitations_.clear();
+    remote_invitations_.clear();
     for (const auto &[id, p] : pending_) {
         if (p.decision_timer != 0) runtime::ProgressEngine::instance().cancel(p.decision_timer);
     }
@@ -1287,6 +1289,28 @@ void Groups::clear() {
     pending_.clear();
     host_results_.clear();
     failed_.clear();
+}
+
+// ---------------------------------------------------------------------------------------------
+// invitations across servers (group_invite.cpp)
+
+void Groups::keep_endpoints(const wire::InfoArray &results) {
+    for (const auto &i : results.span()) {
+        if (!PMIX_CHECK_KEY(&i, PMIX_GROUP_ENDPT_DATA) || i.value.type != PMIX_BYTE_OBJECT)
+            continue;
+        const auto &bo = i.value.data.bo;
+        EndpointData e;
+        std::vector<wire::ModexRecord> records;
+        if (!parse_endpoint({reinterpret_cast<const std::uint8_t *>(bo.bytes), bo.size}, e) ||
+            !wire::parse_records(e.stream, records)) {
+            log()->warn("server: the host's PMIX_GROUP_ENDPT_DATA is not ours");
+            continue;
+        }
+        for (auto &rec : records) {
+            const ProcKey k = key_of(rec.proc);
+            if (clients_.find_client(k) == nullptr) remote_.keep_remote(k, std::move(rec.blob));
+        }
+    }
 }
 
 }  // namespace pmixpp::server

@@ -100,6 +100,10 @@ class Groups final : public DepartureListener {
     // Raises an event that may leave this node (the host's notify_event when
     // its range names processes served elsewhere): PMIX_GROUP_LEFT.
     void set_raise_out(RaiseFn fn) { raise_out_ = std::move(fn); }
+    // An event the host notified, before anything else: true when it was a
+    // message of the invitation protocol between servers, consumed here
+    // (group_invite.cpp; docs/groups.md, "Invitations across servers").
+    bool invitation_message(const events::Event &ev);
 
   private:
     // A construct under way, by group id.
@@ -200,9 +204,43 @@ class Groups final : public DepartureListener {
     // the aborting participant raised it itself).
     void end_invitation(const std::string &id, pmix_status_t status, bool announce = true);
     void invitation_timed_out(const std::string &id);
-    // `extra` (loaded infos) is owned by the call and released.
+    // `extra` (loaded infos) is owned by the call and released. `out`: also
+    // to the processes of `to` served elsewhere (the host's notify_event).
     void raise_group_event(pmix_status_t code, const std::string &id, const pmix_proc_t *source,
-                           const std::vector<pmix_proc_t> &to, std::vector<pmix_info_t> extra = {});
+                           const std::vector<pmix_proc_t> &to, std::vector<pmix_info_t> extra = {},
+                           bool out = false);
+    // ---- invitations across servers (group_invite.cpp) ----
+    // At the invitees' server: an invitation led by a process served
+    // elsewhere, with this server's invitees.
+    struct RemoteInvitation {
+        using Answer = GroupInvitationAnswer;
+        ProcKey leader;
+        std::map<ProcKey, Answer> answers;       // this server's invitees
+        std::map<ProcKey, PendingReply> joined;  // their accepted join calls
+    };
+    std::map<std::string, RemoteInvitation> remote_invitations_;
+    bool is_local(const pmix_proc_t &p) const;
+    // A message of the protocol to the servers of `to` (with
+    // PMIX_EVENT_DO_NOT_CACHE; consumed there by invitation_message).
+    void send_to_servers(pmix_status_t code, const std::string &id, const pmix_proc_t *source,
+                         const std::vector<pmix_proc_t> &to, std::vector<pmix_info_t> extra = {});
+    // A join at the invitees' server (false: no such remote invitation).
+    bool join_remote(const std::string &id, const pmix_proc_t &leader, std::uint8_t opt,
+                     const ProcKey &me, const PendingReply &reply);
+    void remote_invitee_departed(const ProcKey &client);
+    // The leader's server completes `id` with invitees served elsewhere:
+    // the trigger to their servers, then the host's group upcall.
+    void complete_across_servers(const std::string &id);
+    // The invitees' server: the leader's trigger came (PMIX_GROUP_CONSTRUCT_COMPLETE).
+    void complete_remote(const std::string &id, const events::Event &ev);
+    // The invitees' server: the invitation ended with `status` at the
+    // leader's, for the invitees named in `only` (all without it).
+    void end_remote(const std::string &id, pmix_status_t status,
+                    const std::vector<pmix_proc_t> *only = nullptr);
+    // PMIX_GROUP_ENDPT_DATA of this server's `members` (groups.cpp's format).
+    std::vector<std::uint8_t> invitation_endpoint(const std::vector<pmix_proc_t> &members);
+    // Keeps the other servers' members' data from the host's answer (groups.cpp).
+    void keep_endpoints(const wire::InfoArray &results);
 
     // The reply body of a completed construct or invite for a member of
     // nspace `caller_ns` (wire/protocol.hpp, group_construct).

@@ -10,7 +10,9 @@
  *                                       the PMIX_GROUP_INVITED handler, even
  *                                       ranks with a blocking join after it);
  *                                       membership in invite order, one
- *                                       context id, CONSTRUCT_COMPLETE to all
+ *                                       context id, CONSTRUCT_COMPLETE to all,
+ *                                       every member's committed data local
+ *                                       afterwards (PMIX_OPTIONAL Get)
  *        group_invite_client decline  - ranks 1, 2 invited; 2 declines; the
  *                                       leader's DECLINED handler invites 3 in
  *                                       its place: {0, 1, 3}, PARTIAL_SUCCESS
@@ -36,32 +38,12 @@
  *                                       rank 1 (the lowest) leads;
  *                                       LEADER_SELECTED names it; rank 3 then
  *                                       accepts and the group completes */
-#include <pmix.h>
-
 #include <signal.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-static pmix_proc_t me;
-static uint32_t nprocs;
+#include "group_common.h"
+
 static const char *mode;
-
-#define FAIL(...)                                       \
-    do {                                                \
-        fprintf(stderr, "%s:%u: ", me.nspace, me.rank); \
-        fprintf(stderr, __VA_ARGS__);                   \
-        fprintf(stderr, "\n");                          \
-        exit(1);                                        \
-    } while (0)
-
-#define CHECK(rc, what)                                                        \
-    do {                                                                       \
-        pmix_status_t _rc = (rc);                                              \
-        if (_rc != PMIX_SUCCESS) FAIL("%s: %s", what, PMIx_Error_string(_rc)); \
-    } while (0)
 
 static const char *GRP = "inv-grp";
 
@@ -171,21 +153,12 @@ done:
     if (cbfunc != NULL) cbfunc(answer, out, nout, NULL, NULL, cbdata);
 }
 
-static void registered(pmix_status_t status, size_t ref, void *cbdata) {
-    (void)ref;
-    *(_Atomic pmix_status_t *)cbdata = status;
-}
-
 static void register_all(void) {
     pmix_status_t codes[] = {
         PMIX_GROUP_INVITED,       PMIX_GROUP_INVITE_ACCEPTED,    PMIX_GROUP_INVITE_DECLINED,
         PMIX_GROUP_INVITE_FAILED, PMIX_GROUP_CONSTRUCT_COMPLETE, PMIX_GROUP_CONSTRUCT_ABORT,
         PMIX_GROUP_LEADER_FAILED, PMIX_GROUP_LEADER_SELECTED};
-    _Atomic pmix_status_t reg = PMIX_ERR_TIMEOUT;
-    PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event,
-                                registered, (void *)&reg);
-    while (reg == PMIX_ERR_TIMEOUT) usleep(1000); /* bounded by alarm() */
-    CHECK(reg, "register");
+    group_register(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event);
 }
 
 static void wait_flag(_Atomic int *flag) {
@@ -280,6 +253,21 @@ static void mode_accept(void) {
         strcat(want, one);
     }
     if (strcmp(members, want) != 0) FAIL("membership %s, not %s", members, want);
+    /* Every member's committed data came with the group (on any server):
+     * PMIX_OPTIONAL answers from this process's store only. */
+    pmix_info_t local;
+    bool yes = true;
+    PMIX_INFO_LOAD(&local, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    for (uint32_t r = 0; r < nprocs; ++r) {
+        pmix_proc_t p;
+        pmix_value_t *val = NULL;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        CHECK(PMIx_Get(&p, "inv.rank", &local, 1, &val), "Get a member's committed data");
+        if (val->type != PMIX_UINT32 || val->data.uint32 != r)
+            FAIL("rank %u's committed data is wrong", r);
+        PMIX_VALUE_RELEASE(val);
+    }
+    PMIX_INFO_DESTRUCT(&local);
     const size_t cid = me.rank % 2 == 1 ? cb_cid : context_id(results, nresults);
     if (cid == SIZE_MAX) FAIL("no context id");
     PMIX_INFO_FREE(results, nresults);
@@ -378,6 +366,9 @@ static void mode_timeout(int optional) {
         rc = PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults);
         if (rc != (optional ? PMIX_SUCCESS : PMIX_ERR_TIMEOUT))
             FAIL("join: %s", PMIx_Error_string(rc));
+    } else if (me.rank > 2) {
+        CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence"); /* not invited */
+        return;
     } else {
         /* Answers only once the others' calls returned. */
         CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
@@ -490,13 +481,15 @@ int main(int argc, char **argv) {
     }
     mode = argv[1];
     alarm(60); /* every wait below is bounded */
-    CHECK(PMIx_Init(&me, NULL, 0), "PMIx_Init");
-    pmix_proc_t wild;
-    pmix_value_t *val = NULL;
-    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
-    CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &val), "Get job size");
-    nprocs = val->data.uint32;
-    PMIX_VALUE_RELEASE(val);
+    group_init();
+    if (strcmp(mode, "accept") == 0) {
+        /* Committed before anyone joins (odd ranks join from their handler). */
+        pmix_value_t v;
+        v.type = PMIX_UINT32;
+        v.data.uint32 = me.rank;
+        CHECK(PMIx_Put(PMIX_GLOBAL, "inv.rank", &v), "Put");
+        CHECK(PMIx_Commit(), "Commit");
+    }
     register_all();
     /* Everyone is registered before anyone invites. */
     CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");

@@ -372,7 +372,7 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
 // node, e.g. PMIX_GROUP_LEFT to the group's members on the other node) goes
 // to the other node, which hands it to its server with PMIx_Notify_event.
 // Only what group events carry crosses: source, range and the infos of type
-// string, proc and array of procs.
+// string, proc, array of procs, bool and size.
 
 void put_bytes(std::vector<char> &out, const void *p, size_t n) {
     const char *c = static_cast<const char *>(p);
@@ -391,7 +391,9 @@ std::vector<char> encode_event(const pmix_proc_t *source, pmix_data_range_t rang
         const pmix_value_t &v = info[i].value;
         const bool procs = v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr &&
                            v.data.darray->type == PMIX_PROC;
-        if (v.type != PMIX_STRING && v.type != PMIX_PROC && !procs) continue;
+        // groupsinv: the invitation protocol's flags (bool) and sizes cross too.
+        const bool scalar = v.type == PMIX_BOOL || v.type == PMIX_SIZE;
+        if (v.type != PMIX_STRING && v.type != PMIX_PROC && !procs && !scalar) continue;
         put_bytes(out, info[i].key, sizeof info[i].key);
         const uint16_t type = v.type;
         put_bytes(out, &type, sizeof type);
@@ -401,6 +403,10 @@ std::vector<char> encode_event(const pmix_proc_t *source, pmix_data_range_t rang
             put_bytes(out, v.data.string, n);
         } else if (v.type == PMIX_PROC) {
             put_bytes(out, v.data.proc, sizeof(pmix_proc_t));
+        } else if (v.type == PMIX_BOOL) {
+            put_bytes(out, &v.data.flag, sizeof v.data.flag);
+        } else if (v.type == PMIX_SIZE) {
+            put_bytes(out, &v.data.size, sizeof v.data.size);
         } else {
             const uint32_t n = v.data.darray->size;
             put_bytes(out, &n, sizeof n);
@@ -440,6 +446,14 @@ void deliver_event(pmix_status_t code, const std::vector<char> &in) {
             pmix_proc_t p{};
             if (!take(&p, sizeof p)) break;
             PMIx_Info_load(&info.back(), key, &p, PMIX_PROC);
+        } else if (type == PMIX_BOOL) {
+            bool flag = false;
+            if (!take(&flag, sizeof flag)) break;
+            PMIx_Info_load(&info.back(), key, &flag, PMIX_BOOL);
+        } else if (type == PMIX_SIZE) {
+            size_t size = 0;
+            if (!take(&size, sizeof size)) break;
+            PMIx_Info_load(&info.back(), key, &size, PMIX_SIZE);
         } else {
             uint32_t n = 0;
             if (!take(&n, sizeof n) || at + n * sizeof(pmix_proc_t) > in.size()) break;
