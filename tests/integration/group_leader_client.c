@@ -25,6 +25,18 @@
  *                                 (the lowest group rank) leads;
  *                                 PMIX_GROUP_LEADER_SELECTED names it, the
  *                                 construct completes without rank 0
+ *        group_leader_client leader-dies-across | leader-dies-across-default
+ *                                 | leader-dies-across-abort - across the two
+ *                                 servers of the multinode host (4 ranks,
+ *                                 0,1 on node0, 2,3 on node1), the procs in
+ *                                 the order 0,3,2,1: the leader (rank 0)
+ *                                 dies after its construct_nb;
+ *                                 PMIX_GROUP_LEADER_FAILED to ranks 1-3 on
+ *                                 both servers; ranks 1 (node0) and 2 (node1)
+ *                                 volunteer and rank 2, the lower group rank,
+ *                                 leads / nobody volunteers and rank 3 (group
+ *                                 rank 1) leads / rank 1 aborts: every
+ *                                 construct returns PMIX_GROUP_CONSTRUCT_ABORT
  *        group_leader_client abort-event - rank 0 (a participant, the leader)
  *                                 calls construct_nb, then generates
  *                                 PMIX_GROUP_CONSTRUCT_ABORT itself
@@ -88,7 +100,10 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             break;
         case PMIX_GROUP_LEADER_FAILED:
             leader_failed = 1;
-            if (strcmp(mode, "leader-dies") == 0 && me.rank == 2) {
+            if (strcmp(mode, "leader-dies-across-abort") == 0 && me.rank == 1)
+                answer = PMIX_GROUP_CONSTRUCT_ABORT;
+            if ((strcmp(mode, "leader-dies") == 0 && me.rank == 2) ||
+                (strcmp(mode, "leader-dies-across") == 0 && (me.rank == 1 || me.rank == 2))) {
                 bool yes = true;
                 PMIX_INFO_LOAD(&volunteer, PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
                 out = &volunteer;
@@ -262,6 +277,46 @@ static void mode_leader_dies(int volunteer) {
     printf("group new leader ok: rank %u leads %s\n", new_leader, members);
 }
 
+/* Across the two servers: rank 0, the only leader, dies after its
+ * construct_nb (it was in at node0's server: the fence after it went
+ * through the server). A fence with PMIX_GROUP_FT_COLLECTIVE over the job
+ * completes only once node0's server handled the death, so the construct
+ * then reaches both servers' hosts with the leader failed. */
+static void mode_leader_dies_across(int volunteers, int abort_it) {
+    const pmix_rank_t expected = volunteers ? 2 : 3;
+    const char *want = "3,2,1";
+    char members[128] = "";
+    int leader = 0;
+    struct nb r;
+    if (nprocs != 4) FAIL("leader-dies-across wants 4 ranks");
+    for (uint32_t k = 1; k < nprocs; ++k) PMIX_LOAD_PROCID(&procs[k], me.nspace, nprocs - k);
+    directives(me.rank == 0);
+    if (me.rank == 0) construct_nb(&r);
+    server_fence(); /* rank 0's construct is in */
+    if (me.rank == 0) raise(SIGKILL);
+    pmix_info_t ft[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&ft[0], PMIX_GROUP_FT_COLLECTIVE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&ft[1], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    CHECK(PMIx_Fence(NULL, 0, ft, 2), "fence with PMIX_GROUP_FT_COLLECTIVE");
+    pmix_status_t rc = construct_blocking(members, sizeof members, &leader);
+    if (!leader_failed) FAIL("no PMIX_GROUP_LEADER_FAILED");
+    if (abort_it) {
+        if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("construct: %s", PMIx_Error_string(rc));
+        if (me.rank != 1) wait_flag(&aborted);
+        if (selected) FAIL("PMIX_GROUP_LEADER_SELECTED after an abort");
+        printf("group leader across abort ok\n");
+        return;
+    }
+    if (rc != PMIX_ERR_PARTIAL_SUCCESS) FAIL("construct: %s", PMIx_Error_string(rc));
+    wait_flag(&selected);
+    if (new_leader != expected) FAIL("PMIX_GROUP_LEADER_SELECTED names rank %u", new_leader);
+    if (strcmp(members, want) != 0) FAIL("membership %s, not %s", members, want);
+    if (leader != (me.rank == expected)) FAIL("the results say leader=%d", leader);
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("group new leader across ok: rank %u leads %s\n", new_leader, members);
+}
+
 static void mode_abort_event(void) {
     char members[128];
     int leader = 0;
@@ -299,7 +354,8 @@ int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr,
                 "usage: group_leader_client member-dies|member-dies-abort|leader-dies|"
-                "leader-dies-default|abort-event\n");
+                "leader-dies-default|leader-dies-across|leader-dies-across-default|"
+                "leader-dies-across-abort|abort-event\n");
         return 2;
     }
     mode = argv[1];
@@ -330,6 +386,12 @@ int main(int argc, char **argv) {
         mode_leader_dies(1);
     } else if (strcmp(mode, "leader-dies-default") == 0) {
         mode_leader_dies(0);
+    } else if (strcmp(mode, "leader-dies-across") == 0) {
+        mode_leader_dies_across(1, 0);
+    } else if (strcmp(mode, "leader-dies-across-default") == 0) {
+        mode_leader_dies_across(0, 0);
+    } else if (strcmp(mode, "leader-dies-across-abort") == 0) {
+        mode_leader_dies_across(0, 1);
     } else if (strcmp(mode, "abort-event") == 0) {
         mode_abort_event();
     } else {
