@@ -483,7 +483,7 @@ bool Groups::construct_needs_decision(const std::string &id, Pending &p, const F
     // The local leaders decide about the failed members served elsewhere
     // (those served here were asked of them before the host was called).
     for (const auto &a : absent) {
-        if (clients_.find_client(a) != nullptr) continue;
+        if (clients_.find_client(a) != nullptr && waiting.lost_after_host.count(a) == 0) continue;
         ask_leaders(id, waiting, a);
         if (auto u = waiting.undecided.find(a); u != waiting.undecided.end() && u->second.empty())
             waiting.undecided.erase(u);
@@ -814,6 +814,18 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
             }
         }
     }
+    // Members lost after their server handed the construct to the host:
+    // absent too. Without PMIX_GROUP_OPTIONAL, _FT_COLLECTIVE or
+    // _NOTIFY_TERMINATION (whose leaders or participants decide) the
+    // construct fails, as for a member lost before.
+    if (status == PMIX_SUCCESS && !p.lost_after_host.empty()) {
+        absent.insert(p.lost_after_host.begin(), p.lost_after_host.end());
+        if (!p.optional && !p.ft_collective && !p.notify_termination) {
+            log()->warn("server: group {}: {} members ended after the host was called", id,
+                        p.lost_after_host.size());
+            status = PMIX_ERR_LOST_CONNECTION;
+        }
+    }
     if (status == PMIX_SUCCESS &&
         construct_needs_decision(id, p, t, host_results, absent, remote_leaders, status))
         return;  // `p` waits in pending_ for the leaders
@@ -848,7 +860,7 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
     log()->info("server: group {} constructed ({} members)", id, members.size());
     // The standard: a construct that formed smaller than asked is followed
     // by PMIX_GROUP_MEMBERSHIP_UPDATE to the members, with the membership.
-    if (!p.missing.empty())
+    if (!p.missing.empty() || !p.lost_after_host.empty())
         raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
                           {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
 }
@@ -1181,7 +1193,69 @@ void Groups::abort_construct(const std::string &id, const pmix_proc_t *source) {
     collectives_.complete(tid, PMIX_GROUP_CONSTRUCT_ABORT);
 }
 
+// ---------------------------------------------------------------------------------------------
+// a member lost after the host was called
+//
+// A participant that ends while its server's `group` upcall is under way
+// (the tracker was handed over: Collectives no longer fails it) must not be
+// in the group the host's answer forms. Its server keeps it absent and tells
+// the other servers through notify_event: a PMIX_GROUP_MEMBER_FAILED event
+// with kLostKey (the group id) and PMIX_EVENT_AFFECTED_PROC, range
+// PMIX_RANGE_CUSTOM naming the participants served elsewhere, consumed by
+// their servers (host_event). A server that had the host's answer before
+// the message arrives formed the group: it takes the member out of it then.
+
+namespace {
+constexpr const char *kLostKey = "pmixpp.grp.lost";  // string: the group id
+}  // namespace
+
+void Groups::lost_after_host(const ProcKey &client) {
+    for (auto &[id, p] : pending_) {
+        if (!p.host_called || p.deciding || p.local_cids.count(client) == 0 ||
+            !p.lost_after_host.insert(client).second)
+            continue;
+        log()->info("server: group {}: {} ended after the host was called", id, describe(client));
+        const auto remote = remote_participants(p);
+        if (remote.empty() || !raise_out_) continue;
+        const pmix_proc_t who = proc_of(client);
+        std::vector<pmix_info_t> info_out;
+        info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+        info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, remote));
+        info_out.push_back(load_info(kLostKey, id.c_str(), PMIX_STRING));
+        info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC));
+        auto ev = events::Event::make(PMIX_GROUP_MEMBER_FAILED, &who, PMIX_RANGE_CUSTOM,
+                                      info_out.data(), info_out.size());
+        for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+        raise_out_(std::make_shared<const events::Event>(std::move(ev)));
+    }
+}
+
 bool Groups::host_event(const events::Event &ev) {
+    if (ev.status == PMIX_GROUP_MEMBER_FAILED && find_info(ev.info_span(), kLostKey) != nullptr) {
+        // Another server lost a participant after its host was called.
+        const auto *i = find_info(ev.info_span(), kLostKey);
+        const auto *a = find_info(ev.info_span(), PMIX_EVENT_AFFECTED_PROC);
+        if (i->value.type != PMIX_STRING || i->value.data.string == nullptr || a == nullptr ||
+            a->value.type != PMIX_PROC || a->value.data.proc == nullptr)
+            return true;
+        const std::string gid = i->value.data.string;
+        const ProcKey who = key_of(*a->value.data.proc);
+        if (clients_.find_client(who) != nullptr) return true;  // ours: known here
+        if (auto pit = pending_.find(gid); pit != pending_.end()) {
+            log()->info("server: group {}: {} ended after its host was called (told by the host)",
+                        gid, describe(who));
+            pit->second.lost_after_host.insert(who);
+            return true;
+        }
+        // Formed already with the host's answer: the member goes now.
+        auto g = groups_.find(gid);
+        if (g == groups_.end() || !is_member(g->second, who)) return true;
+        auto &members = g->second.members;
+        std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == who; });
+        raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, gid, nullptr, members,
+                          {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
+        return true;
+    }
     if (ev.status == PMIX_GROUP_LEADER_FAILED && find_info(ev.info_span(), kVoteKey) != nullptr) {
         // Another server's vote in an election across servers: for this
         // service only, never routed to a client.
@@ -1434,6 +1508,7 @@ void Groups::client_departed(const ProcKey &client, Departure) {
     }
     for (const auto &id : electing) election_local_done(id);
     for (const auto &id : deciding) check_decisions(id);
+    lost_after_host(client);
     bootstrap_.client_departed(client);  // group_bootstrap.cpp
     // Invitations under way: a leader's or an invitee's failure (group_invite.cpp).
     std::vector<std::string> invitations;

@@ -138,6 +138,10 @@ class Groups final : public DepartureListener {
         // and a local timeout meanwhile parks the finished tracker here
         // until the host's answer comes.
         bool host_called = false;
+        // Participants (of any server) that ended after their server handed
+        // the construct to the host: absent from the group the host's answer
+        // forms (groups.cpp, "a member lost after the host was called").
+        std::set<ProcKey> lost_after_host;
         std::shared_ptr<FenceTracker> parked;
         // Leaders across servers (groups.cpp): after the host's answer named
         // failed members (PMIX_GROUP_NOTIFY_TERMINATION), every leader of
@@ -290,6 +294,9 @@ class Groups final : public DepartureListener {
     void election_local_done(const std::string &id);
     // Every server's vote is in: the same new leader is chosen on each.
     void check_election(const std::string &id);
+    // A local participant of constructs already handed to the host ended:
+    // they go on without it and the other servers are told.
+    void lost_after_host(const ProcKey &client);
     // Ends a construct waiting for decisions with `status` for every caller.
     void end_decisions(const std::string &id, pmix_status_t status);
     // The participants of `p` served elsewhere that still take part.

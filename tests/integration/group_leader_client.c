@@ -37,6 +37,17 @@
  *                                 leads / nobody volunteers and rank 3 (group
  *                                 rank 1) leads / rank 1 aborts: every
  *                                 construct returns PMIX_GROUP_CONSTRUCT_ABORT
+ *        group_leader_client member-lost-after-host | member-lost-after-host-optional
+ *                                 - across the two servers with the host
+ *                                 holding its group answers
+ *                                 (TWONODE_HOLD_GROUPS): every rank
+ *                                 constructs, both servers call the host,
+ *                                 rank 3 (node1) dies, then rank 2 releases
+ *                                 the answers: the construct fails with
+ *                                 PMIX_ERR_LOST_CONNECTION on both servers /
+ *                                 with PMIX_GROUP_OPTIONAL returns
+ *                                 PARTIAL_SUCCESS with 0,1,2 on both, and
+ *                                 PMIX_GROUP_MEMBERSHIP_UPDATE follows
  *        group_leader_client abort-event - rank 0 (a participant, the leader)
  *                                 calls construct_nb, then generates
  *                                 PMIX_GROUP_CONSTRUCT_ABORT itself
@@ -74,7 +85,11 @@ static const char *mode;
 static const char *GRP = "ldr-grp";
 
 /* What the handlers saw (written on the progress thread, read by main). */
-static _Atomic int member_failed = 0, leader_failed = 0, selected = 0, aborted = 0;
+static _Atomic int member_failed = 0, leader_failed = 0, selected = 0, aborted = 0, updated = 0;
+
+/* twonode_host (TWONODE_HOLD_GROUPS) answers the group upcalls once a client
+ * notifies this code (tests/multinode/twonode_host.cpp). */
+#define RELEASE_GROUPS (PMIX_EXTERNAL_ERR_BASE - 140)
 static _Atomic pmix_rank_t failed_rank = PMIX_RANK_UNDEF, new_leader = PMIX_RANK_UNDEF;
 
 static const pmix_proc_t *affected(const pmix_info_t info[], size_t ninfo) {
@@ -116,6 +131,9 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             break;
         case PMIX_GROUP_CONSTRUCT_ABORT:
             aborted = 1;
+            break;
+        case PMIX_GROUP_MEMBERSHIP_UPDATE:
+            updated = 1;
             break;
         default:
             break;
@@ -317,6 +335,49 @@ static void mode_leader_dies_across(int volunteers, int abort_it) {
     printf("group new leader across ok: rank %u leads %s\n", new_leader, members);
 }
 
+/* A fence through both servers that goes on without a rank that ended: it
+ * completes only once the dead rank's server handled its end. */
+static void ft_fence(void) {
+    pmix_info_t ft[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&ft[0], PMIX_GROUP_FT_COLLECTIVE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&ft[1], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    CHECK(PMIx_Fence(NULL, 0, ft, 2), "fence with PMIX_GROUP_FT_COLLECTIVE");
+}
+
+/* Rank 3 ends after both servers handed the construct to the host. Node1's
+ * server handled its end before the FT fence completed (and told node0
+ * through the host then); rank 2, on node1, releases the host's answers
+ * after it, so the message is ahead of the answer at node0 too. */
+static void mode_member_lost_after_host(int optional) {
+    bool yes = true;
+    int timeout = 60;
+    struct nb r;
+    if (nprocs != 4) FAIL("member-lost-after-host wants 4 ranks");
+    ndirs = 0;
+    PMIX_INFO_LOAD(&dirs[ndirs++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    if (optional) PMIX_INFO_LOAD(&dirs[ndirs++], PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
+    construct_nb(&r);
+    server_fence(); /* every construct is in: both servers called the host */
+    if (me.rank == 3) raise(SIGKILL);
+    ft_fence();
+    if (me.rank == 2)
+        CHECK(PMIx_Notify_event(RELEASE_GROUPS, &me, PMIX_RANGE_RM, NULL, 0, NULL, NULL),
+              "Notify_event (release the host's answers)");
+    wait_flag(&r.done);
+    if (!optional) {
+        if (r.status != PMIX_ERR_LOST_CONNECTION)
+            FAIL("construct: %s", PMIx_Error_string(r.status));
+        printf("group member lost after host ok: %s\n", PMIx_Error_string(r.status));
+        return;
+    }
+    if (r.status != PMIX_ERR_PARTIAL_SUCCESS) FAIL("construct: %s", PMIx_Error_string(r.status));
+    if (strcmp(r.members, "0,1,2") != 0) FAIL("membership %s, not 0,1,2", r.members);
+    wait_flag(&updated);
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("group member lost after host ok: %s\n", r.members);
+}
+
 static void mode_abort_event(void) {
     char members[128];
     int leader = 0;
@@ -355,7 +416,8 @@ int main(int argc, char **argv) {
         fprintf(stderr,
                 "usage: group_leader_client member-dies|member-dies-abort|leader-dies|"
                 "leader-dies-default|leader-dies-across|leader-dies-across-default|"
-                "leader-dies-across-abort|abort-event\n");
+                "leader-dies-across-abort|member-lost-after-host|"
+                "member-lost-after-host-optional|abort-event\n");
         return 2;
     }
     mode = argv[1];
@@ -370,7 +432,8 @@ int main(int argc, char **argv) {
     procs = calloc(nprocs, sizeof(pmix_proc_t));
     for (uint32_t r = 0; r < nprocs; ++r) PMIX_LOAD_PROCID(&procs[r], me.nspace, r);
     pmix_status_t codes[] = {PMIX_GROUP_MEMBER_FAILED, PMIX_GROUP_LEADER_FAILED,
-                             PMIX_GROUP_LEADER_SELECTED, PMIX_GROUP_CONSTRUCT_ABORT};
+                             PMIX_GROUP_LEADER_SELECTED, PMIX_GROUP_CONSTRUCT_ABORT,
+                             PMIX_GROUP_MEMBERSHIP_UPDATE};
     _Atomic pmix_status_t reg = PMIX_ERR_TIMEOUT;
     PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event,
                                 registered, (void *)&reg);
@@ -392,6 +455,10 @@ int main(int argc, char **argv) {
         mode_leader_dies_across(0, 0);
     } else if (strcmp(mode, "leader-dies-across-abort") == 0) {
         mode_leader_dies_across(0, 1);
+    } else if (strcmp(mode, "member-lost-after-host") == 0) {
+        mode_member_lost_after_host(0);
+    } else if (strcmp(mode, "member-lost-after-host-optional") == 0) {
+        mode_member_lost_after_host(1);
     } else if (strcmp(mode, "abort-event") == 0) {
         mode_abort_event();
     } else {
