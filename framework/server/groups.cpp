@@ -335,12 +335,7 @@ void Groups::construct_proceed(const std::string &id) {
 // ---------------------------------------------------------------------------------------------
 // optional members across servers (PMIX_GROUP_OPTIONAL, PMIX_GROUP_FT_COLLECTIVE)
 
-void Groups::call_host_construct(const std::string &id) {
-    auto it = pending_.find(id);
-    if (it == pending_.end()) return;
-    Pending &p = it->second;
-    p.host_called = true;
-    const std::uint64_t tid = p.tracker;
+std::shared_ptr<HostArgs> Groups::construct_args(const Pending &p, pmix_status_t local_status) {
     auto args = std::make_shared<HostArgs>();
     for (const auto &i : p.directives ? p.directives->span() : std::span<const pmix_info_t>{}) {
         if (PMIX_CHECK_KEY(&i, PMIX_GROUP_LOCAL_CID) || PMIX_CHECK_KEY(&i, PMIX_GROUP_ENDPT_DATA) ||
@@ -351,7 +346,6 @@ void Groups::call_host_construct(const std::string &id) {
     }
     if (p.assign_context_id) args->add_bool(PMIX_GROUP_ASSIGN_CONTEXT_ID, true);
     if (p.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(p.timeout_s));
-    const pmix_status_t local_status = PMIX_SUCCESS;
     args->load(PMIX_LOCAL_COLLECTIVE_STATUS, &local_status, PMIX_STATUS);
     if (!p.missing.empty()) {
         // This server's view of the membership, in group-rank order: the
@@ -364,6 +358,27 @@ void Groups::call_host_construct(const std::string &id) {
     auto endpoint = std::make_shared<std::vector<std::uint8_t>>(endpoint_data(p));
     pmix_byte_object_t bo{reinterpret_cast<char *>(endpoint->data()), endpoint->size()};
     args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    return args;
+}
+
+void Groups::end_host_construct(const std::string &id, const Pending &p, pmix_status_t status) {
+    // Ended here before this server's part reached the host: the other
+    // servers' parts are held by the host until every server's part is in.
+    // This server's part, with its status, lets the host end the operation
+    // on every server; the answer is for nobody here any more.
+    log()->info("server: group {}: the host is told that the construct ended here ({})", id,
+                PMIx_Error_string(status));
+    call_host(PMIX_GROUP_CONSTRUCT, id, p.canonical, construct_args(p, status),
+              [](pmix_status_t, wire::InfoArray) {});
+}
+
+void Groups::call_host_construct(const std::string &id) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    Pending &p = it->second;
+    p.host_called = true;
+    const std::uint64_t tid = p.tracker;
+    auto args = construct_args(p, PMIX_SUCCESS);
     call_host(PMIX_GROUP_CONSTRUCT, id, p.canonical, args,
               [this, id, tid](pmix_status_t st, wire::InfoArray results) {
                   // A construct that ended meanwhile (aborted; a later one
@@ -836,6 +851,8 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
         }
         if (!late.empty()) failed_[id] = Failed{status, std::move(late)};
         log()->warn("server: group {} construct failed: {}", id, PMIx_Error_string(status));
+        if (!p.host_called && host_->group != nullptr && !collectives_.all_local(p.canonical))
+            end_host_construct(id, p, status);
         for (const auto &[k, reply] : t.contributed) send_reply(reply, status_body(status));
         return;
     }

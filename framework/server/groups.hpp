@@ -265,6 +265,12 @@ class Groups final : public DepartureListener {
     // server's absent members; its answer completes the tracker (or the
     // parked one).
     void call_host_construct(const std::string &id);
+    // The upcall's arguments for `p`, with PMIX_LOCAL_COLLECTIVE_STATUS `local_status`.
+    std::shared_ptr<HostArgs> construct_args(const Pending &p, pmix_status_t local_status);
+    // A construct across servers ended here (abort, timeout, lost member)
+    // before the host was called: the host still gets this server's part,
+    // with that status, so that it can end the operation everywhere.
+    void end_host_construct(const std::string &id, const Pending &p, pmix_status_t status);
     // A construct's tracker finished with PMIX_ERR_TIMEOUT: true when the
     // construct goes on (optional members across servers: the host is
     // called without the late ones, or its answer is awaited).

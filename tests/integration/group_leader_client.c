@@ -48,6 +48,14 @@
  *                                 with PMIX_GROUP_OPTIONAL returns
  *                                 PARTIAL_SUCCESS with 0,1,2 on both, and
  *                                 PMIX_GROUP_MEMBERSHIP_UPDATE follows
+ *        group_leader_client leader-aborts-before-host - across the two
+ *                                 servers: ranks 0 (the leader), 2 and 3
+ *                                 construct, node1's server calls the host,
+ *                                 rank 1 (node0) dies and the leader's
+ *                                 handler aborts before node0's server called
+ *                                 the host: every construct returns
+ *                                 PMIX_GROUP_CONSTRUCT_ABORT and the host
+ *                                 holds no group operation at the end
  *        group_leader_client abort-event - rank 0 (a participant, the leader)
  *                                 calls construct_nb, then generates
  *                                 PMIX_GROUP_CONSTRUCT_ABORT itself
@@ -111,7 +119,9 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
         case PMIX_GROUP_MEMBER_FAILED:
             if (who != NULL) failed_rank = who->rank;
             member_failed = 1;
-            if (strcmp(mode, "member-dies-abort") == 0) answer = PMIX_GROUP_CONSTRUCT_ABORT;
+            if (strcmp(mode, "member-dies-abort") == 0 ||
+                strcmp(mode, "leader-aborts-before-host") == 0)
+                answer = PMIX_GROUP_CONSTRUCT_ABORT;
             break;
         case PMIX_GROUP_LEADER_FAILED:
             leader_failed = 1;
@@ -378,6 +388,23 @@ static void mode_member_lost_after_host(int optional) {
     printf("group member lost after host ok: %s\n", r.members);
 }
 
+/* Rank 1 never constructs: node1's server has called the host (its ranks'
+ * constructs were in before the fence) when rank 1's death makes the
+ * leader, on node0, abort. */
+static void mode_leader_aborts_before_host(void) {
+    struct nb r;
+    if (nprocs != 4) FAIL("leader-aborts-before-host wants 4 ranks");
+    directives(me.rank == 0);
+    if (me.rank != 1) construct_nb(&r);
+    server_fence(); /* the constructs are in */
+    if (me.rank == 1) raise(SIGKILL);
+    wait_flag(&r.done);
+    if (r.status != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("construct: %s", PMIx_Error_string(r.status));
+    if (me.rank == 0 && !member_failed) FAIL("the leader had no PMIX_GROUP_MEMBER_FAILED");
+    if (me.rank != 0) wait_flag(&aborted);
+    printf("group abort before host ok\n");
+}
+
 static void mode_abort_event(void) {
     char members[128];
     int leader = 0;
@@ -417,7 +444,7 @@ int main(int argc, char **argv) {
                 "usage: group_leader_client member-dies|member-dies-abort|leader-dies|"
                 "leader-dies-default|leader-dies-across|leader-dies-across-default|"
                 "leader-dies-across-abort|member-lost-after-host|"
-                "member-lost-after-host-optional|abort-event\n");
+                "member-lost-after-host-optional|leader-aborts-before-host|abort-event\n");
         return 2;
     }
     mode = argv[1];
@@ -459,6 +486,8 @@ int main(int argc, char **argv) {
         mode_member_lost_after_host(0);
     } else if (strcmp(mode, "member-lost-after-host-optional") == 0) {
         mode_member_lost_after_host(1);
+    } else if (strcmp(mode, "leader-aborts-before-host") == 0) {
+        mode_leader_aborts_before_host();
     } else if (strcmp(mode, "abort-event") == 0) {
         mode_abort_event();
     } else {

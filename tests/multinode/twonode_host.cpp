@@ -152,6 +152,10 @@ struct PendingGroup {
     std::vector<pmix_proc_t> mine_members, their_members;
     pmix_info_cbfunc_t cbfunc = nullptr;
     void *cbdata = nullptr;
+    // Each node's PMIX_LOCAL_COLLECTIVE_STATUS: a node whose construct ended
+    // before its host was called still sends its part; the answer is then
+    // the first error (groupslead).
+    pmix_status_t my_status = PMIX_SUCCESS, their_status = PMIX_SUCCESS;
 };
 
 struct PendingDmodex {
@@ -340,8 +344,9 @@ void complete_group_locked(const std::string &key, std::unique_lock<std::mutex> 
         pmix_data_array_t darray{PMIX_PROC, members.size(), members.data()};
         add_info(a->info, PMIX_GROUP_MEMBERSHIP, &darray, PMIX_DATA_ARRAY);
     }
-    auto answer = [cbfunc = gr.cbfunc, cbdata = gr.cbdata, a] {
-        cbfunc(PMIX_SUCCESS, a->info.empty() ? nullptr : a->info.data(), a->info.size(), cbdata,
+    const pmix_status_t status = gr.my_status != PMIX_SUCCESS ? gr.my_status : gr.their_status;
+    auto answer = [cbfunc = gr.cbfunc, cbdata = gr.cbdata, a, status] {
+        cbfunc(status, a->info.empty() ? nullptr : a->info.data(), a->info.size(), cbdata,
                release_group_answer, a);
     };
     if (hold_group_answer_locked(answer)) return;
@@ -355,6 +360,7 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
                        void *cbdata) {
     std::vector<char> mine;
     bool assign = false, view = false;
+    pmix_status_t local_status = PMIX_SUCCESS;
     std::vector<pmix_proc_t> members;
     for (size_t i = 0; i < ndirs; ++i) {
         const pmix_value_t &v = directives[i].value;
@@ -371,6 +377,8 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
         }
         if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ASSIGN_CONTEXT_ID))
             assign = PMIX_INFO_TRUE(&directives[i]);
+        if (PMIX_CHECK_KEY(&directives[i], PMIX_LOCAL_COLLECTIVE_STATUS) && v.type == PMIX_STATUS)
+            local_status = v.data.status;
     }
     // The payload: the key (op:id), a NUL, a flag (a view follows), the
     // view (u32 n, n procs), then the endpoint data.
@@ -395,9 +403,10 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
     gr.mine_members = std::move(members);
     gr.cbfunc = cbfunc;
     gr.cbdata = cbdata;
+    gr.my_status = local_status;
     const uint64_t proposed = gr.my_cid;
     lock.unlock();
-    if (!g_node.send(MsgType::group, 0, proposed, 0, payload.data(), payload.size())) {
+    if (!g_node.send(MsgType::group, local_status, proposed, 0, payload.data(), payload.size())) {
         lock.lock();
         g_node.groups.erase(key);
         return PMIX_ERR_LOST_CONNECTION;
@@ -629,6 +638,7 @@ void serve_peer() {
                 at += nview * sizeof(pmix_proc_t);
                 gr.have_theirs = true;
                 gr.their_cid = h.id;
+                gr.their_status = h.status;
                 gr.theirs.assign(payload.begin() + static_cast<std::ptrdiff_t>(at), payload.end());
                 complete_group_locked(key, lock);
                 break;
