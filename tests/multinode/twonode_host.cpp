@@ -424,6 +424,7 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
 // string, proc and array of procs.
 
 void put_bytes(std::vector<char> &out, const void *p, size_t n) {
+    if (n == 0) return;  // an empty array may have no data at all
     const char *c = static_cast<const char *>(p);
     out.insert(out.end(), c, c + n);
 }
@@ -464,7 +465,7 @@ void deliver_event(pmix_status_t code, const std::vector<char> &in) {
     size_t at = 0;
     auto take = [&](void *p, size_t n) {
         if (at + n > in.size()) return false;
-        std::memcpy(p, in.data() + at, n);
+        if (n > 0) std::memcpy(p, in.data() + at, n);  // an empty array's data() may be NULL
         at += n;
         return true;
     };
