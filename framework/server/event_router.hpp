@@ -63,8 +63,10 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     using ClientEventFn = std::function<void(const ProcKey &source, const events::Event &ev)>;
     void observe_client_events(ClientEventFn fn) { observer_ = std::move(fn); }
     // Told of each event the host notifies, before it is routed (the Groups
-    // service: PMIX_GROUP_LEFT of a member served elsewhere).
-    using HostEventFn = std::function<void(const events::Event &ev)>;
+    // service: PMIX_GROUP_LEFT of a member served elsewhere). True: the event
+    // was a message between servers for that service (a construct's vote
+    // across servers) and is not routed to any client.
+    using HostEventFn = std::function<bool(const events::Event &ev)>;
     void observe_host_events(HostEventFn fn) { host_observer_ = std::move(fn); }
     // Asked first of each event the host notifies: true when it was a
     // message between servers that the filter consumed (the Groups service:

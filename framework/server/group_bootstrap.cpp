@@ -61,14 +61,18 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
         }
         leaders = *n;
     }
-    for (const char *key : {PMIX_GROUP_LEADER, PMIX_GROUP_OPTIONAL, PMIX_GROUP_FT_COLLECTIVE}) {
-        if (mca::info_flag(info, key).value_or(false)) {
-            log()->info("server: group {}: {} in a bootstrap construct is not supported", id, key);
-            refuse(reply, PMIX_ERR_NOT_SUPPORTED);
-            return true;
-        }
+    if (mca::info_flag(info, PMIX_GROUP_LEADER).value_or(false)) {
+        log()->info("server: group {}: PMIX_GROUP_LEADER in a bootstrap construct is not supported",
+                    id);
+        refuse(reply, PMIX_ERR_NOT_SUPPORTED);
+        return true;
     }
+    const bool optional = mca::info_flag(info, PMIX_GROUP_OPTIONAL).value_or(false);
+    const bool ft = mca::info_flag(info, PMIX_GROUP_FT_COLLECTIVE).value_or(false);
     auto it = boots_.find(id);
+    const bool tolerant =
+        optional || ft || (it != boots_.end() && (it->second.optional || it->second.ft_collective));
+    std::vector<ProcKey> ended;  // named processes that ended already (tolerant: left out)
     if (it == boots_.end()) {
         if (groups_.pending_.count(id) != 0 || groups_.check_new_id(id) != PMIX_SUCCESS) {
             log()->warn("server: bootstrap group id '{}' of {} is empty, too long or in use", id,
@@ -119,7 +123,9 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
         // A named process that ended already will never call.
         for (const auto &p : named) {
             const ClientRecord *c = groups_.clients_.find_client(key_of(p));
-            if (c != nullptr && c->gone()) {
+            if (c != nullptr && c->gone() && tolerant) {
+                ended.push_back(key_of(p));
+            } else if (c != nullptr && c->gone()) {
                 log()->warn("server: group {}: {} names {}, which ended", id, describe(me),
                             describe(key_of(p)));
                 refuse(reply, PMIX_ERR_LOST_CONNECTION);
@@ -129,6 +135,9 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
         }
     }
     Boot &b = boots_[id];
+    b.optional = b.optional || optional;
+    b.ft_collective = b.ft_collective || ft;
+    b.gone.insert(ended.begin(), ended.end());
     if (add_member) {
         b.adds[me] = reply;
     } else {
@@ -157,6 +166,7 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
                 auto t = boots_.find(id);
                 if (t == boots_.end()) return;
                 t->second.timer = 0;
+                if (complete_without_late(id)) return;
                 log()->warn("server: bootstrap group {} timed out", id);
                 fail(id, PMIX_ERR_TIMEOUT);
             });
@@ -175,7 +185,7 @@ void GroupBootstrap::check(const std::string &id) {
     Boot &b = it->second;
     if (b.completing || b.leaders_expected == 0 || b.leaders.size() < b.leaders_expected) return;
     for (const auto &k : b.named) {
-        if (b.leaders.count(k) == 0 && b.adds.count(k) == 0) return;
+        if (b.leaders.count(k) == 0 && b.adds.count(k) == 0 && b.gone.count(k) == 0) return;
     }
     if (b.timer != 0) {
         runtime::ProgressEngine::instance().cancel(b.timer);
@@ -239,19 +249,52 @@ void GroupBootstrap::complete(const std::string &id, pmix_status_t status,
     // Everything named, in (nspace, rank) order: the callers' arrays say
     // nothing about the order (the standard: "not significant").
     std::vector<pmix_proc_t> members;
-    for (const auto &k : b.named) members.push_back(proc_of(k));
-    GroupRecord g{id, members, cid, b.notify_termination, false, {}};
+    for (const auto &k : b.named) {
+        if (b.gone.count(k) == 0) members.push_back(proc_of(k));
+    }
+    // The standard: PARTIAL_SUCCESS when members did not take part.
+    const pmix_status_t final_status = b.gone.empty() ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
+    GroupRecord g{id, members, cid, b.notify_termination, b.ft_collective, {}};
     std::map<ProcKey, std::uint64_t> cids;
     for (const auto &[k, c] : b.local_cids) {
         if (c != SIZE_MAX) cids[k] = c;
     }
     const auto data = groups_.member_data(g, {}, {});
-    for (const auto &[k, reply] : b.leaders)
-        send_reply(reply, Groups::member_reply(g, PMIX_SUCCESS, cids, data, k));
-    for (const auto &[k, reply] : b.adds)
-        send_reply(reply, Groups::member_reply(g, PMIX_SUCCESS, cids, data, k));
+    for (const auto &[k, reply] : b.leaders) {
+        if (b.gone.count(k) == 0)
+            send_reply(reply, Groups::member_reply(g, final_status, cids, data, k));
+    }
+    for (const auto &[k, reply] : b.adds) {
+        if (b.gone.count(k) == 0)
+            send_reply(reply, Groups::member_reply(g, final_status, cids, data, k));
+    }
     groups_.groups_[id] = std::move(g);
     log()->info("server: group {} constructed by bootstrap ({} members)", id, members.size());
+    // Formed smaller than named: PMIX_GROUP_MEMBERSHIP_UPDATE follows (as
+    // for a collective construct).
+    if (!b.gone.empty())
+        groups_.raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
+                                  {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
+}
+
+bool GroupBootstrap::complete_without_late(const std::string &id) {
+    auto it = boots_.find(id);
+    if (it == boots_.end()) return false;
+    Boot &b = it->second;
+    // Without every leader the members are not known: the construct fails.
+    if (!b.optional || b.completing || b.leaders_expected == 0 ||
+        b.leaders.size() < b.leaders_expected)
+        return false;
+    std::set<ProcKey> late;
+    for (const auto &k : b.named) {
+        if (b.leaders.count(k) == 0 && b.adds.count(k) == 0 && b.gone.count(k) == 0) late.insert(k);
+    }
+    log()->info("server: bootstrap group {}: {} optional members late; it forms without them", id,
+                late.size());
+    b.gone.insert(late.begin(), late.end());
+    if (!late.empty()) groups_.failed_[id] = Groups::Failed{PMIX_ERR_TIMEOUT, std::move(late)};
+    check(id);
+    return true;
 }
 
 void GroupBootstrap::fail(const std::string &id, pmix_status_t status) {
@@ -289,7 +332,11 @@ void GroupBootstrap::client_departed(const ProcKey &client) {
             continue;
         }
         log()->info("server: group {}: bootstrap participant {} ended", id, describe(client));
-        if (b.completing) {
+        if (b.optional || b.ft_collective) {
+            // Left out: the construct goes on with the others.
+            b.gone.insert(client);
+            if (!b.completing) check(id);
+        } else if (b.completing) {
             b.lost = true;  // the host's answer is awaited: it fails then
         } else {
             fail(id, PMIX_ERR_LOST_CONNECTION);

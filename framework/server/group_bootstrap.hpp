@@ -7,8 +7,9 @@
 // completes when that many leaders and every process they named have
 // called; the group's membership is everything named, in (nspace, rank)
 // order. Every participant must be a client of this server (else
-// PMIX_ERR_NOT_SUPPORTED). Part of the Groups service (groups.hpp), which
-// hands it its requests, departures and stop. Progress thread only.
+// PMIX_ERR_NOT_SUPPORTED). With PMIX_GROUP_OPTIONAL or _FT_COLLECTIVE a
+// participant that ends is left out (PMIX_ERR_PARTIAL_SUCCESS). Part of the Groups service
+// (groups.hpp), which hands it its requests, departures and stop. Progress thread only.
 #pragma once
 
 #include <pmix.h>
@@ -61,6 +62,13 @@ class GroupBootstrap {
         std::chrono::steady_clock::time_point deadline;
         bool completing = false;  // the host's context id is awaited
         bool lost = false;        // a participant ended meanwhile
+        // PMIX_GROUP_OPTIONAL / PMIX_GROUP_FT_COLLECTIVE (any caller): a
+        // participant that ends is left out instead of failing the
+        // construct (and, optional only, so is one that has not called when
+        // the time is up, once every leader came).
+        bool optional = false;
+        bool ft_collective = false;
+        std::set<ProcKey> gone;  // left out
     };
 
     // Refuses one caller with `status` (nothing else changes).
@@ -72,6 +80,10 @@ class GroupBootstrap {
     // have not called get it when they do.
     void fail(const std::string &id, pmix_status_t status);
     std::vector<pmix_proc_t> expand(const std::vector<pmix_proc_t> &procs) const;
+    // PMIX_TIMEOUT of an optional construct whose leaders all came: the
+    // named processes that have not called are left out; false when the
+    // construct must fail instead.
+    bool complete_without_late(const std::string &id);
 
     Groups &groups_;
     std::map<std::string, Boot> boots_;

@@ -67,6 +67,12 @@ bool parse_endpoint(std::span<const std::uint8_t> bytes, EndpointData &out) {
     return r.finished();
 }
 
+// Whether `k` is a client of this server that still runs.
+bool alive(ClientTable &clients, const ProcKey &k) {
+    const ClientRecord *c = clients.find_client(k);
+    return c != nullptr && !c->gone();
+}
+
 }  // namespace
 
 Groups::Groups(ClientTable &clients, const HostUpcalls &host, RequestTable &requests,
@@ -329,12 +335,7 @@ void Groups::construct_proceed(const std::string &id) {
 // ---------------------------------------------------------------------------------------------
 // optional members across servers (PMIX_GROUP_OPTIONAL, PMIX_GROUP_FT_COLLECTIVE)
 
-void Groups::call_host_construct(const std::string &id) {
-    auto it = pending_.find(id);
-    if (it == pending_.end()) return;
-    Pending &p = it->second;
-    p.host_called = true;
-    const std::uint64_t tid = p.tracker;
+std::shared_ptr<HostArgs> Groups::construct_args(const Pending &p, pmix_status_t local_status) {
     auto args = std::make_shared<HostArgs>();
     for (const auto &i : p.directives ? p.directives->span() : std::span<const pmix_info_t>{}) {
         if (PMIX_CHECK_KEY(&i, PMIX_GROUP_LOCAL_CID) || PMIX_CHECK_KEY(&i, PMIX_GROUP_ENDPT_DATA) ||
@@ -345,7 +346,6 @@ void Groups::call_host_construct(const std::string &id) {
     }
     if (p.assign_context_id) args->add_bool(PMIX_GROUP_ASSIGN_CONTEXT_ID, true);
     if (p.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(p.timeout_s));
-    const pmix_status_t local_status = PMIX_SUCCESS;
     args->load(PMIX_LOCAL_COLLECTIVE_STATUS, &local_status, PMIX_STATUS);
     if (!p.missing.empty()) {
         // This server's view of the membership, in group-rank order: the
@@ -358,6 +358,27 @@ void Groups::call_host_construct(const std::string &id) {
     auto endpoint = std::make_shared<std::vector<std::uint8_t>>(endpoint_data(p));
     pmix_byte_object_t bo{reinterpret_cast<char *>(endpoint->data()), endpoint->size()};
     args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    return args;
+}
+
+void Groups::end_host_construct(const std::string &id, const Pending &p, pmix_status_t status) {
+    // Ended here before this server's part reached the host: the other
+    // servers' parts are held by the host until every server's part is in.
+    // This server's part, with its status, lets the host end the operation
+    // on every server; the answer is for nobody here any more.
+    log()->info("server: group {}: the host is told that the construct ended here ({})", id,
+                PMIx_Error_string(status));
+    call_host(PMIX_GROUP_CONSTRUCT, id, p.canonical, construct_args(p, status),
+              [](pmix_status_t, wire::InfoArray) {});
+}
+
+void Groups::call_host_construct(const std::string &id) {
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    Pending &p = it->second;
+    p.host_called = true;
+    const std::uint64_t tid = p.tracker;
+    auto args = construct_args(p, PMIX_SUCCESS);
     call_host(PMIX_GROUP_CONSTRUCT, id, p.canonical, args,
               [this, id, tid](pmix_status_t st, wire::InfoArray results) {
                   // A construct that ended meanwhile (aborted; a later one
@@ -437,13 +458,24 @@ bool Groups::construct_needs_decision(const std::string &id, Pending &p, const F
     leaders.insert(p.failed_leaders.begin(), p.failed_leaders.end());
     const bool leader_lost =
         std::any_of(leaders.begin(), leaders.end(), [&](const auto &l) { return absent.count(l); });
-    for (const auto &a : absent) leaders.erase(a);
+    std::set<ProcKey> lost;  // the leaders that failed
+    for (const auto &a : absent) {
+        if (leaders.erase(a) != 0) lost.insert(a);
+    }
     if (leader_lost && leaders.empty()) {
-        // Every leader failed: electing one across servers is not built.
-        log()->warn("server: group {}: no leader left; an election across servers is not supported",
-                    id);
-        status = PMIX_ERR_NOT_SUPPORTED;
-        return false;
+        // Every leader failed: the participants of every server elect one.
+        if (host_->notify_event == nullptr) {
+            // The votes could not reach the other servers.
+            log()->warn(
+                "server: group {}: an election across servers needs the host's "
+                "notify_event",
+                id);
+            status = PMIX_ERR_NOT_SUPPORTED;
+            return false;
+        }
+        Pending &waiting = park_for_decisions(id, p, t, host_results, absent);
+        start_election(id, waiting, lost);
+        return true;
     }
     if (!p.notify_termination || p.ft_collective) return false;
     if (host_->notify_event == nullptr) {
@@ -461,45 +493,229 @@ bool Groups::construct_needs_decision(const std::string &id, Pending &p, const F
         status = PMIX_ERR_LOST_CONNECTION;
         return false;
     }
-    p.deciding = true;
-    p.absent_all = absent;
     p.leaders_awaited = std::move(leaders);
-    p.parked = std::make_shared<FenceTracker>(t);
-    p.decision_results = wire::InfoArray::copy_of(host_results.span());
+    Pending &waiting = park_for_decisions(id, p, t, host_results, absent);
     // The local leaders decide about the failed members served elsewhere
     // (those served here were asked of them before the host was called).
     for (const auto &a : absent) {
-        if (clients_.find_client(a) != nullptr) continue;
-        ask_leaders(id, p, a);
-        if (auto u = p.undecided.find(a); u != p.undecided.end() && u->second.empty())
-            p.undecided.erase(u);
+        if (clients_.find_client(a) != nullptr && waiting.lost_after_host.count(a) == 0) continue;
+        ask_leaders(id, waiting, a);
+        if (auto u = waiting.undecided.find(a); u != waiting.undecided.end() && u->second.empty())
+            waiting.undecided.erase(u);
     }
     log()->info("server: group {}: {} members failed, {} leaders decide", id, absent.size(),
-                p.leaders_awaited.size());
+                waiting.leaders_awaited.size());
+    check_decisions(id);
+    return true;
+}
+
+Groups::Pending &Groups::park_for_decisions(const std::string &id, Pending &p,
+                                            const FenceTracker &t,
+                                            const wire::InfoArray &host_results,
+                                            const std::set<ProcKey> &absent) {
+    p.deciding = true;
+    p.absent_all = absent;
+    p.parked = std::make_shared<FenceTracker>(t);
+    p.decision_results = wire::InfoArray::copy_of(host_results.span());
     const std::uint32_t timeout_s = p.timeout_s;
     std::weak_ptr<FenceTracker> gen = p.parked;
     Pending &waiting = pending_[id] = std::move(p);
     if (timeout_s > 0) {
-        // PMIX_TIMEOUT bounds the decisions too.
+        // PMIX_TIMEOUT bounds the decisions (and an election) too.
         waiting.decision_timer = runtime::ProgressEngine::instance().after(
             std::chrono::seconds(timeout_s), [this, id, gen] {
                 auto it = pending_.find(id);
                 if (it == pending_.end() || !it->second.deciding || it->second.parked != gen.lock())
                     return;
-                const auto parked = it->second.parked;
-                pending_.erase(it);
+                it->second.decision_timer = 0;
                 log()->warn("server: group {}: the leaders' decisions did not come in time", id);
-                for (const auto &[k, reply] : parked->contributed)
-                    send_reply(reply, status_body(PMIX_ERR_TIMEOUT));
+                end_decisions(id, PMIX_ERR_TIMEOUT);
             });
     }
+    return waiting;
+}
+
+void Groups::end_decisions(const std::string &id, pmix_status_t status) {
+    auto it = pending_.find(id);
+    if (it == pending_.end() || !it->second.parked) return;
+    const auto parked = it->second.parked;
+    if (it->second.decision_timer != 0)
+        runtime::ProgressEngine::instance().cancel(it->second.decision_timer);
+    pending_.erase(it);
+    for (const auto &[k, reply] : parked->contributed) send_reply(reply, status_body(status));
+}
+
+// ---------------------------------------------------------------------------------------------
+// electing a leader across servers (every leader of a construct failed)
+//
+// After the host's answer every server knows the failed leaders (its
+// PMIX_GROUP_ENDPT_DATA lists) and the same surviving participants. Each
+// server sends PMIX_GROUP_LEADER_FAILED to its own and collects their votes;
+// an abort aborts for all (PMIX_GROUP_CONSTRUCT_ABORT through the host, as a
+// leader's), otherwise the server sends its vote through the host's
+// notify_event: a PMIX_GROUP_LEADER_FAILED event with kVoteKey, the
+// participants it voted for (kVotersKey) and its volunteers
+// (kVolunteersKey), to the participants served elsewhere, whose servers
+// consume it (host_event). Once every participant's server voted, each
+// server picks the same leader: the volunteer with the lowest group rank,
+// wherever it is served, else the participant with the lowest group rank.
+
+namespace {
+
+constexpr const char *kVoteKey = "pmixpp.grp.vote";              // string: the group id
+constexpr const char *kVotersKey = "pmixpp.grp.voters";          // procs: who voted there
+constexpr const char *kVolunteersKey = "pmixpp.grp.volunteers";  // procs: who volunteered
+
+std::vector<pmix_proc_t> procs_of_keys(const std::vector<ProcKey> &keys) {
+    std::vector<pmix_proc_t> out;
+    for (const auto &k : keys) out.push_back(proc_of(k));
+    return out;
+}
+
+}  // namespace
+
+void Groups::start_election(const std::string &id, Pending &p, const std::set<ProcKey> &lost) {
+    p.electing = true;
+    p.local_voted = false;
+    p.lost_leaders = lost;
+    p.failed_leader = *lost.begin();
+    p.voters.clear();
+    p.volunteers.clear();
+    p.abort_vote = false;
+    p.aborter.reset();
+    std::vector<pmix_proc_t> participants;  // this server's, still running
+    for (const auto &m : p.canonical) {
+        const ProcKey k = key_of(m);
+        if (p.absent_all.count(k) == 0 && alive(clients_, k)) participants.push_back(m);
+    }
+    log()->info("server: group {}: every leader failed; {} participants here vote", id,
+                participants.size());
+    const pmix_proc_t lp = proc_of(*p.failed_leader);
+    std::vector<pmix_info_t> info_out;
+    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, participants));
+    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &lp, PMIX_PROC));
+    auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
+                                  info_out.data(), info_out.size());
+    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    for (const auto &m : participants) {
+        if (send_ask(key_of(m), id, ev)) p.voters.insert(key_of(m));
+    }
+    // Nobody here to vote: this server's (empty) vote goes out at once.
+    if (p.voters.empty())
+        runtime::ProgressEngine::instance().post([this, id] { election_local_done(id); });
+}
+
+void Groups::election_local_done(const std::string &id) {
+    auto it = pending_.find(id);
+    if (it == pending_.end() || !it->second.electing || it->second.local_voted ||
+        !it->second.voters.empty())
+        return;
+    Pending &p = it->second;
+    p.local_voted = true;
+    if (p.abort_vote) {
+        log()->info("server: group {}: a participant aborts after every leader failed", id);
+        const pmix_proc_t source = proc_of(*p.aborter);
+        abort_construct(id, &source);  // to the others here and, through the host, elsewhere
+        return;
+    }
+    const auto remote = remote_participants(p);
+    if (!remote.empty() && raise_out_) {
+        std::vector<pmix_proc_t> electorate;  // the participants this server votes for
+        for (const auto &m : p.canonical) {
+            const ProcKey k = key_of(m);
+            if (clients_.find_client(k) != nullptr && p.absent_all.count(k) == 0)
+                electorate.push_back(m);
+        }
+        std::vector<pmix_info_t> info_out;
+        info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+        info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, remote));
+        info_out.push_back(load_info(kVoteKey, id.c_str(), PMIX_STRING));
+        info_out.push_back(procs_info(kVotersKey, electorate));
+        info_out.push_back(procs_info(kVolunteersKey, procs_of_keys(p.volunteers)));
+        const pmix_proc_t source = electorate.empty() ? proc_of(*p.failed_leader) : electorate[0];
+        auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, &source, PMIX_RANGE_CUSTOM,
+                                      info_out.data(), info_out.size());
+        for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+        raise_out_(std::make_shared<const events::Event>(std::move(ev)));
+    }
+    check_election(id);
+}
+
+void Groups::check_election(const std::string &id) {
+    auto it = pending_.find(id);
+    if (it == pending_.end() || !it->second.electing || !it->second.local_voted) return;
+    Pending &p = it->second;
+    for (const auto &m : remote_participants(p)) {
+        if (p.remote_voted.count(key_of(m)) == 0) return;  // that server's vote is not in
+    }
+    p.electing = false;
+    // Group ranks as the construct will give them: the host's order, else ours.
+    std::vector<pmix_proc_t> order = p.orders_differ ? p.canonical : p.order;
+    if (const auto *m = find_info(p.decision_results.span(), PMIX_GROUP_MEMBERSHIP)) {
+        auto procs = events::procs_of(m->value);
+        if (!procs.empty()) order = std::move(procs);
+    }
+    auto rank_of = [&](const ProcKey &k) {
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            if (key_of(order[i]) == k) return i;
+        }
+        return order.size();
+    };
+    auto candidate = [&](const ProcKey &k) {
+        if (p.absent_all.count(k) != 0 || rank_of(k) == order.size()) return false;
+        return clients_.find_client(k) == nullptr || alive(clients_, k);
+    };
+    std::vector<ProcKey> candidates;
+    for (const auto &k : p.volunteers) {
+        if (candidate(k)) candidates.push_back(k);
+    }
+    for (const auto &k : p.remote_volunteers) {
+        if (candidate(k)) candidates.push_back(k);
+    }
+    if (candidates.empty()) {
+        for (const auto &m : order) {
+            if (candidate(key_of(m))) candidates.push_back(key_of(m));
+        }
+    }
+    if (candidates.empty()) {
+        end_decisions(id, PMIX_ERR_LOST_CONNECTION);
+        return;
+    }
+    const ProcKey leader = *std::min_element(
+        candidates.begin(), candidates.end(),
+        [&](const ProcKey &a, const ProcKey &b) { return rank_of(a) < rank_of(b); });
+    const bool here = clients_.find_client(leader) != nullptr;
+    p.failed_leader.reset();
+    p.leaders.clear();
+    if (here) p.leaders.push_back(leader);
+    p.leaders_awaited = {leader};
+    std::vector<pmix_proc_t> participants;  // this server's; the others announce to theirs
+    for (const auto &m : p.canonical) {
+        const ProcKey k = key_of(m);
+        if (p.absent_all.count(k) == 0 && alive(clients_, k)) participants.push_back(m);
+    }
+    const pmix_proc_t lp = proc_of(leader);
+    log()->info("server: group {}: {} is the new leader (elected across servers)", id,
+                describe(leader));
+    raise_group_event(PMIX_GROUP_LEADER_SELECTED, id, nullptr, participants,
+                      {load_info(PMIX_EVENT_AFFECTED_PROC, &lp, PMIX_PROC)});
+    // The failed members that were no leaders: the new leader decides
+    // (PMIX_GROUP_NOTIFY_TERMINATION), its server asks it.
+    if (here && p.notify_termination && !p.ft_collective) {
+        for (const auto &a : p.absent_all) {
+            if (p.lost_leaders.count(a) != 0) continue;
+            ask_leaders(id, p, a);
+            if (auto u = p.undecided.find(a); u != p.undecided.end() && u->second.empty())
+                p.undecided.erase(u);
+        }
+    }
     check_decisions(id);
-    return true;
 }
 
 void Groups::check_decisions(const std::string &id) {
     auto it = pending_.find(id);
-    if (it == pending_.end() || !it->second.deciding) return;
+    if (it == pending_.end() || !it->second.deciding || it->second.electing) return;
     Pending &p = it->second;
     if (!p.undecided.empty()) return;
     if (!p.announced) {
@@ -613,6 +829,18 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
             }
         }
     }
+    // Members lost after their server handed the construct to the host:
+    // absent too. Without PMIX_GROUP_OPTIONAL, _FT_COLLECTIVE or
+    // _NOTIFY_TERMINATION (whose leaders or participants decide) the
+    // construct fails, as for a member lost before.
+    if (status == PMIX_SUCCESS && !p.lost_after_host.empty()) {
+        absent.insert(p.lost_after_host.begin(), p.lost_after_host.end());
+        if (!p.optional && !p.ft_collective && !p.notify_termination) {
+            log()->warn("server: group {}: {} members ended after the host was called", id,
+                        p.lost_after_host.size());
+            status = PMIX_ERR_LOST_CONNECTION;
+        }
+    }
     if (status == PMIX_SUCCESS &&
         construct_needs_decision(id, p, t, host_results, absent, remote_leaders, status))
         return;  // `p` waits in pending_ for the leaders
@@ -623,6 +851,8 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
         }
         if (!late.empty()) failed_[id] = Failed{status, std::move(late)};
         log()->warn("server: group {} construct failed: {}", id, PMIx_Error_string(status));
+        if (!p.host_called && host_->group != nullptr && !collectives_.all_local(p.canonical))
+            end_host_construct(id, p, status);
         for (const auto &[k, reply] : t.contributed) send_reply(reply, status_body(status));
         return;
     }
@@ -647,7 +877,7 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
     log()->info("server: group {} constructed ({} members)", id, members.size());
     // The standard: a construct that formed smaller than asked is followed
     // by PMIX_GROUP_MEMBERSHIP_UPDATE to the members, with the membership.
-    if (!p.missing.empty())
+    if (!p.missing.empty() || !p.lost_after_host.empty())
         raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
                           {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
 }
@@ -715,16 +945,6 @@ std::vector<std::uint8_t> Groups::member_reply(const GroupRecord &g, pmix_status
 
 // ---------------------------------------------------------------------------------------------
 // leaders of a collective construct (PMIX_GROUP_LEADER)
-
-namespace {
-
-// Whether `k` is a client of this server that still runs.
-bool alive(ClientTable &clients, const ProcKey &k) {
-    const ClientRecord *c = clients.find_client(k);
-    return c != nullptr && !c->gone();
-}
-
-}  // namespace
 
 bool Groups::construct_departed(const std::string &id, const FenceTracker &t, const ProcKey &gone) {
     auto it = pending_.find(id);
@@ -917,8 +1137,16 @@ void Groups::construct_decision(const std::string &id, const ProcKey &from, pmix
     if (code == PMIX_GROUP_LEADER_FAILED) {
         if (p.voters.erase(from) == 0) return;
         if (volunteer) p.volunteers.push_back(from);
-        if (decision == PMIX_GROUP_CONSTRUCT_ABORT) p.abort_vote = true;
-        if (p.voters.empty()) construct_vote_done(id);
+        if (decision == PMIX_GROUP_CONSTRUCT_ABORT) {
+            p.abort_vote = true;
+            if (!p.aborter) p.aborter = from;
+        }
+        if (!p.voters.empty()) return;
+        if (p.electing) {
+            election_local_done(id);  // across servers
+        } else {
+            construct_vote_done(id);
+        }
         return;
     }
     if (code != PMIX_GROUP_MEMBER_FAILED) return;
@@ -982,7 +1210,95 @@ void Groups::abort_construct(const std::string &id, const pmix_proc_t *source) {
     collectives_.complete(tid, PMIX_GROUP_CONSTRUCT_ABORT);
 }
 
-void Groups::host_event(const events::Event &ev) {
+// ---------------------------------------------------------------------------------------------
+// a member lost after the host was called
+//
+// A participant that ends while its server's `group` upcall is under way
+// (the tracker was handed over: Collectives no longer fails it) must not be
+// in the group the host's answer forms. Its server keeps it absent and tells
+// the other servers through notify_event: a PMIX_GROUP_MEMBER_FAILED event
+// with kLostKey (the group id) and PMIX_EVENT_AFFECTED_PROC, range
+// PMIX_RANGE_CUSTOM naming the participants served elsewhere, consumed by
+// their servers (host_event). A server that had the host's answer before
+// the message arrives formed the group: it takes the member out of it then.
+
+namespace {
+constexpr const char *kLostKey = "pmixpp.grp.lost";  // string: the group id
+}  // namespace
+
+void Groups::lost_after_host(const ProcKey &client) {
+    for (auto &[id, p] : pending_) {
+        if (!p.host_called || p.deciding || p.local_cids.count(client) == 0 ||
+            !p.lost_after_host.insert(client).second)
+            continue;
+        log()->info("server: group {}: {} ended after the host was called", id, describe(client));
+        const auto remote = remote_participants(p);
+        if (remote.empty() || !raise_out_) continue;
+        const pmix_proc_t who = proc_of(client);
+        std::vector<pmix_info_t> info_out;
+        info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+        info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, remote));
+        info_out.push_back(load_info(kLostKey, id.c_str(), PMIX_STRING));
+        info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC));
+        auto ev = events::Event::make(PMIX_GROUP_MEMBER_FAILED, &who, PMIX_RANGE_CUSTOM,
+                                      info_out.data(), info_out.size());
+        for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+        raise_out_(std::make_shared<const events::Event>(std::move(ev)));
+    }
+}
+
+bool Groups::host_event(const events::Event &ev) {
+    if (ev.status == PMIX_GROUP_MEMBER_FAILED && find_info(ev.info_span(), kLostKey) != nullptr) {
+        // Another server lost a participant after its host was called.
+        const auto *i = find_info(ev.info_span(), kLostKey);
+        const auto *a = find_info(ev.info_span(), PMIX_EVENT_AFFECTED_PROC);
+        if (i->value.type != PMIX_STRING || i->value.data.string == nullptr || a == nullptr ||
+            a->value.type != PMIX_PROC || a->value.data.proc == nullptr)
+            return true;
+        const std::string gid = i->value.data.string;
+        const ProcKey who = key_of(*a->value.data.proc);
+        if (clients_.find_client(who) != nullptr) return true;  // ours: known here
+        if (auto pit = pending_.find(gid); pit != pending_.end()) {
+            log()->info("server: group {}: {} ended after its host was called (told by the host)",
+                        gid, describe(who));
+            pit->second.lost_after_host.insert(who);
+            return true;
+        }
+        // Formed already with the host's answer: the member goes now.
+        auto g = groups_.find(gid);
+        if (g == groups_.end() || !is_member(g->second, who)) return true;
+        auto &members = g->second.members;
+        std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == who; });
+        raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, gid, nullptr, members,
+                          {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
+        return true;
+    }
+    if (ev.status == PMIX_GROUP_LEADER_FAILED && find_info(ev.info_span(), kVoteKey) != nullptr) {
+        // Another server's vote in an election across servers: for this
+        // service only, never routed to a client.
+        std::string gid;
+        if (const auto *i = find_info(ev.info_span(), kVoteKey);
+            i->value.type == PMIX_STRING && i->value.data.string != nullptr)
+            gid = i->value.data.string;
+        auto pit = pending_.find(gid);
+        if (pit == pending_.end()) return true;  // the construct ended meanwhile
+        Pending &p = pit->second;
+        // Kept also when this server's election has not begun yet.
+        if (const auto *v = find_info(ev.info_span(), kVotersKey)) {
+            for (const auto &m : events::procs_of(v->value)) {
+                if (clients_.find_client(key_of(m)) == nullptr) p.remote_voted.insert(key_of(m));
+            }
+        }
+        if (const auto *v = find_info(ev.info_span(), kVolunteersKey)) {
+            for (const auto &m : events::procs_of(v->value)) {
+                if (clients_.find_client(key_of(m)) == nullptr)
+                    p.remote_volunteers.push_back(key_of(m));
+            }
+        }
+        log()->info("server: group {}: a vote from another server (told by the host)", gid);
+        check_election(gid);
+        return true;
+    }
     if (ev.status == PMIX_GROUP_CONSTRUCT_ABORT || ev.status == PMIX_GROUP_MEMBERSHIP_UPDATE) {
         // A leader served elsewhere decided about a construct under way here.
         std::string gid;
@@ -991,7 +1307,7 @@ void Groups::host_event(const events::Event &ev) {
             gid = i->value.data.string;
         auto pit = pending_.find(gid);
         const ProcKey from = key_of(ev.source);
-        if (pit == pending_.end() || clients_.find_client(from) != nullptr) return;
+        if (pit == pending_.end() || clients_.find_client(from) != nullptr) return false;
         if (ev.status == PMIX_GROUP_CONSTRUCT_ABORT) {
             log()->info("server: group {}: {} aborts the construct (told by the host)", gid,
                         describe(from));
@@ -1000,9 +1316,9 @@ void Groups::host_event(const events::Event &ev) {
             pit->second.decided_leaders.insert(from);
             check_decisions(gid);
         }
-        return;
+        return false;
     }
-    if (ev.status != PMIX_GROUP_LEFT) return;
+    if (ev.status != PMIX_GROUP_LEFT) return false;
     std::string id;
     for (const auto &i : ev.info_span()) {
         if (PMIX_CHECK_KEY(&i, PMIX_GROUP_ID) && i.value.type == PMIX_STRING &&
@@ -1012,15 +1328,16 @@ void Groups::host_event(const events::Event &ev) {
     auto g = groups_.find(id);
     const ProcKey leaver = key_of(ev.source);
     // A local leaver's leave was handled here already.
-    if (g == groups_.end() || clients_.find_client(leaver) != nullptr) return;
+    if (g == groups_.end() || clients_.find_client(leaver) != nullptr) return false;
     auto &members = g->second.members;
     if (std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == leaver; }) == 0)
-        return;
+        return false;
     log()->info("server: {} left group {} (told by the host)", describe(leaver), id);
     // The local members' new list (the leaver's server told its own).
     raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, members,
                       {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
     if (members.empty()) groups_.erase(g);
+    return false;
 }
 
 bool Groups::ft_covers(const std::vector<pmix_proc_t> &procs) const {
@@ -1196,15 +1513,19 @@ void Groups::raise_member_failed(const std::string &id, const ProcKey &gone,
 void Groups::client_departed(const ProcKey &client, Departure) {
     // Constructs whose leaders decide after the host's answer: a departed
     // leader no longer decides (the others go on without its word).
-    std::vector<std::string> deciding;
+    std::vector<std::string> deciding, electing;
     for (auto &[id, p] : pending_) {
         if (!p.deciding) continue;
         for (auto &[member, leaders] : p.undecided) leaders.erase(client);
         std::erase_if(p.undecided, [](const auto &e) { return e.second.empty(); });
         p.leaders_awaited.erase(client);
         deciding.push_back(id);
+        // A voter of an election across servers: its vote will not come.
+        if (p.electing && p.voters.erase(client) != 0) electing.push_back(id);
     }
+    for (const auto &id : electing) election_local_done(id);
     for (const auto &id : deciding) check_decisions(id);
+    lost_after_host(client);
     bootstrap_.client_departed(client);  // group_bootstrap.cpp
     // Invitations under way: a leader's or an invitee's failure (group_invite.cpp).
     std::vector<std::string> invitations;

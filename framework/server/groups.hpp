@@ -95,8 +95,9 @@ class Groups final : public DepartureListener {
     // PMIX_GROUP_FT_COLLECTIVE (a fence over them is fault tolerant).
     bool ft_covers(const std::vector<pmix_proc_t> &procs) const;
     // An event the host notified, before it is routed: PMIX_GROUP_LEFT of a
-    // member served elsewhere takes it out of the group here too.
-    void host_event(const events::Event &ev);
+    // member served elsewhere takes it out of the group here too. True when
+    // it was another server's vote in an election (not routed to clients).
+    bool host_event(const events::Event &ev);
     // Raises an event that may leave this node (the host's notify_event when
     // its range names processes served elsewhere): PMIX_GROUP_LEFT.
     void set_raise_out(RaiseFn fn) { raise_out_ = std::move(fn); }
@@ -141,6 +142,10 @@ class Groups final : public DepartureListener {
         // and a local timeout meanwhile parks the finished tracker here
         // until the host's answer comes.
         bool host_called = false;
+        // Participants (of any server) that ended after their server handed
+        // the construct to the host: absent from the group the host's answer
+        // forms (groups.cpp, "a member lost after the host was called").
+        std::set<ProcKey> lost_after_host;
         std::shared_ptr<FenceTracker> parked;
         // Leaders across servers (groups.cpp): after the host's answer named
         // failed members (PMIX_GROUP_NOTIFY_TERMINATION), every leader of
@@ -157,6 +162,15 @@ class Groups final : public DepartureListener {
         // across servers yet: PMIX_ERR_NOT_SUPPORTED when none is left).
         std::set<ProcKey> failed_leaders;
         std::uint64_t decision_timer = 0;  // PMIX_TIMEOUT while the leaders decide
+        // An election across servers (every leader failed; groups.cpp,
+        // "electing a leader across servers"): this server's participants
+        // vote, the other servers' votes come through the host.
+        bool electing = false;
+        bool local_voted = false;                // this server's vote is complete (and sent)
+        std::optional<ProcKey> aborter;          // a voter that returned PMIX_GROUP_CONSTRUCT_ABORT
+        std::set<ProcKey> lost_leaders;          // the failed leaders (no decision about them)
+        std::set<ProcKey> remote_voted;          // participants served elsewhere whose votes are in
+        std::vector<ProcKey> remote_volunteers;  // of those, the ones that volunteered
     };
 
     void handle_construct(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
@@ -289,6 +303,12 @@ class Groups final : public DepartureListener {
     // server's absent members; its answer completes the tracker (or the
     // parked one).
     void call_host_construct(const std::string &id);
+    // The upcall's arguments for `p`, with PMIX_LOCAL_COLLECTIVE_STATUS `local_status`.
+    std::shared_ptr<HostArgs> construct_args(const Pending &p, pmix_status_t local_status);
+    // A construct across servers ended here (abort, timeout, lost member)
+    // before the host was called: the host still gets this server's part,
+    // with that status, so that it can end the operation everywhere.
+    void end_host_construct(const std::string &id, const Pending &p, pmix_status_t status);
     // A construct's tracker finished with PMIX_ERR_TIMEOUT: true when the
     // construct goes on (optional members across servers: the host is
     // called without the late ones, or its answer is awaited).
@@ -305,6 +325,24 @@ class Groups final : public DepartureListener {
                                   const std::set<ProcKey> &remote_leaders, pmix_status_t &status);
     // Completes the construct once every leader of every server went on.
     void check_decisions(const std::string &id);
+    // Moves `p` (whose host answer named failed members) back into pending_
+    // to wait for decisions, with the PMIX_TIMEOUT that bounds them.
+    Pending &park_for_decisions(const std::string &id, Pending &p, const FenceTracker &t,
+                                const wire::InfoArray &host_results,
+                                const std::set<ProcKey> &absent);
+    // Every leader of every server failed: PMIX_GROUP_LEADER_FAILED to this
+    // server's participants, whose votes go to the other servers.
+    void start_election(const std::string &id, Pending &p, const std::set<ProcKey> &lost);
+    // This server's participants voted: an abort aborts for all, else the
+    // vote is sent to the other servers.
+    void election_local_done(const std::string &id);
+    // Every server's vote is in: the same new leader is chosen on each.
+    void check_election(const std::string &id);
+    // A local participant of constructs already handed to the host ended:
+    // they go on without it and the other servers are told.
+    void lost_after_host(const ProcKey &client);
+    // Ends a construct waiting for decisions with `status` for every caller.
+    void end_decisions(const std::string &id, pmix_status_t status);
     // The participants of `p` served elsewhere that still take part.
     std::vector<pmix_proc_t> remote_participants(const Pending &p) const;
     void destruct_ready(const std::string &id, const FenceTracker &t);

@@ -54,7 +54,7 @@ Server::Server() {
         groups_.client_event(source, ev);
     });
     // PMIX_GROUP_LEFT reaches members served elsewhere through the host, and their servers' Groups.
-    events_.observe_host_events([this](const events::Event &ev) { groups_.host_event(ev); });
+    events_.observe_host_events([this](const events::Event &ev) { return groups_.host_event(ev); });
     // Invitations across servers: the servers' messages, carried by the host (group_invite.cpp).
     events_.filter_host_events(
         [this](const events::Event &ev) { return groups_.invitation_message(ev); });

@@ -18,9 +18,21 @@
  *        group_bootstrap_client timeout   - rank 0 leads, adds ranks 1 and
  *                                           2; rank 2 comes only after the
  *                                           others' PMIX_TIMEOUT: all get
- *                                           PMIX_ERR_TIMEOUT */
+ *                                           PMIX_ERR_TIMEOUT
+ *        group_bootstrap_client optional-dies | ft-dies - ranks 0 and 2
+ *                                           lead, adding ranks 1 and 3, with
+ *                                           PMIX_GROUP_OPTIONAL /
+ *                                           PMIX_GROUP_FT_COLLECTIVE; rank 3
+ *                                           dies: ranks 0-2 form the group
+ *                                           (PMIX_ERR_PARTIAL_SUCCESS)
+ *        group_bootstrap_client optional-late - as timeout, with
+ *                                           PMIX_GROUP_OPTIONAL: ranks 0 and
+ *                                           1 form the group without rank 2
+ *                                           (PARTIAL_SUCCESS), which gets
+ *                                           PMIX_ERR_TIMEOUT when it comes */
 #include <pmix.h>
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,9 +301,85 @@ static void mode_timeout(void) {
     CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
 }
 
+/* A bootstrap construct that goes on without a participant that ended:
+ * rank 3 dies right away (before or after its leader names it; either way
+ * it is left out). */
+static void mode_tolerant_dies(const char *attr) {
+    if (nprocs != 4) FAIL("optional-dies needs 4 ranks");
+    if (me.rank == 3) raise(SIGKILL);
+    char text[64];
+    snprintf(text, sizeof text, "rank %u", me.rank);
+    put_commit("boot.key", text);
+    pmix_info_t info[4];
+    size_t n = 0;
+    int timeout = 30;
+    bool yes = true;
+    pmix_proc_t add;
+    PMIX_LOAD_PROCID(&add, me.nspace, me.rank + 1);
+    PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    PMIX_INFO_LOAD(&info[n++], attr, &yes, PMIX_BOOL);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc;
+    if (me.rank % 2 == 0) {
+        load_bootstrap(&info[n++], 2);
+        PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_ADD_MEMBERS, &add, PMIX_PROC);
+        rc = PMIx_Group_construct("boot-opt", &me, 1, info, n, &results, &nresults);
+    } else {
+        rc = PMIx_Group_construct("boot-opt", NULL, 0, info, n, &results, &nresults);
+    }
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    if (rc != PMIX_ERR_PARTIAL_SUCCESS) FAIL("construct: %s", PMIx_Error_string(rc));
+    check_results("boot-opt", 0, 3, results, nresults);
+    PMIX_INFO_FREE(results, nresults);
+    use_group("boot-opt", 0, 3);
+    printf("bootstrap without the dead ok: 3 members\n");
+}
+
+static void mode_optional_late(void) {
+    if (nprocs != 3) FAIL("optional-late needs 3 ranks");
+    pmix_status_t rc;
+    if (me.rank == 2) {
+        /* The latecomer: this fence completes once the others formed it. */
+        CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+        rc = PMIx_Group_construct("boot-opt-late", NULL, 0, NULL, 0, NULL, NULL);
+        if (rc != PMIX_ERR_TIMEOUT) FAIL("the latecomer got %s", PMIx_Error_string(rc));
+        printf("bootstrap optional latecomer got %s\n", PMIx_Error_string(rc));
+        return;
+    }
+    pmix_info_t info[4];
+    size_t n = 0;
+    int timeout = 2;
+    bool yes = true;
+    PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    if (me.rank == 0) {
+        pmix_proc_t adds[2];
+        pmix_data_array_t darray = {PMIX_PROC, 2, adds};
+        PMIX_LOAD_PROCID(&adds[0], me.nspace, 1);
+        PMIX_LOAD_PROCID(&adds[1], me.nspace, 2);
+        load_bootstrap(&info[n++], 1);
+        PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_ADD_MEMBERS, &darray, PMIX_DATA_ARRAY);
+        rc = PMIx_Group_construct("boot-opt-late", &me, 1, info, n, &results, &nresults);
+    } else {
+        rc = PMIx_Group_construct("boot-opt-late", NULL, 0, info, n, &results, &nresults);
+    }
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    if (rc != PMIX_ERR_PARTIAL_SUCCESS) FAIL("construct without rank 2: %s", PMIx_Error_string(rc));
+    check_results("boot-opt-late", 0, 2, results, nresults);
+    PMIX_INFO_FREE(results, nresults);
+    printf("bootstrap optional formed without the latecomer\n");
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+    CHECK(PMIx_Group_destruct("boot-opt-late", NULL, 0), "destruct");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
-        fprintf(stderr, "usage: group_bootstrap_client leaders|add|bad|timeout\n");
+        fprintf(stderr,
+                "usage: group_bootstrap_client "
+                "leaders|add|bad|timeout|optional-dies|ft-dies|optional-late\n");
         return 2;
     }
     alarm(90); /* every wait below is bounded */
@@ -306,6 +394,12 @@ int main(int argc, char **argv) {
         mode_bad();
     } else if (strcmp(mode, "timeout") == 0) {
         mode_timeout();
+    } else if (strcmp(mode, "optional-dies") == 0) {
+        mode_tolerant_dies(PMIX_GROUP_OPTIONAL);
+    } else if (strcmp(mode, "optional-late") == 0) {
+        mode_optional_late();
+    } else if (strcmp(mode, "ft-dies") == 0) {
+        mode_tolerant_dies(PMIX_GROUP_FT_COLLECTIVE);
     } else {
         FAIL("unknown mode %s", mode);
     }

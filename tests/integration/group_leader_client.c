@@ -25,6 +25,37 @@
  *                                 (the lowest group rank) leads;
  *                                 PMIX_GROUP_LEADER_SELECTED names it, the
  *                                 construct completes without rank 0
+ *        group_leader_client leader-dies-across | leader-dies-across-default
+ *                                 | leader-dies-across-abort - across the two
+ *                                 servers of the multinode host (4 ranks,
+ *                                 0,1 on node0, 2,3 on node1), the procs in
+ *                                 the order 0,3,2,1: the leader (rank 0)
+ *                                 dies after its construct_nb;
+ *                                 PMIX_GROUP_LEADER_FAILED to ranks 1-3 on
+ *                                 both servers; ranks 1 (node0) and 2 (node1)
+ *                                 volunteer and rank 2, the lower group rank,
+ *                                 leads / nobody volunteers and rank 3 (group
+ *                                 rank 1) leads / rank 1 aborts: every
+ *                                 construct returns PMIX_GROUP_CONSTRUCT_ABORT
+ *        group_leader_client member-lost-after-host | member-lost-after-host-optional
+ *                                 - across the two servers with the host
+ *                                 holding its group answers
+ *                                 (TWONODE_HOLD_GROUPS): every rank
+ *                                 constructs, both servers call the host,
+ *                                 rank 3 (node1) dies, then rank 2 releases
+ *                                 the answers: the construct fails with
+ *                                 PMIX_ERR_LOST_CONNECTION on both servers /
+ *                                 with PMIX_GROUP_OPTIONAL returns
+ *                                 PARTIAL_SUCCESS with 0,1,2 on both, and
+ *                                 PMIX_GROUP_MEMBERSHIP_UPDATE follows
+ *        group_leader_client leader-aborts-before-host - across the two
+ *                                 servers: ranks 0 (the leader), 2 and 3
+ *                                 construct, node1's server calls the host,
+ *                                 rank 1 (node0) dies and the leader's
+ *                                 handler aborts before node0's server called
+ *                                 the host: every construct returns
+ *                                 PMIX_GROUP_CONSTRUCT_ABORT and the host
+ *                                 holds no group operation at the end
  *        group_leader_client abort-event - rank 0 (a participant, the leader)
  *                                 calls construct_nb, then generates
  *                                 PMIX_GROUP_CONSTRUCT_ABORT itself
@@ -62,7 +93,11 @@ static const char *mode;
 static const char *GRP = "ldr-grp";
 
 /* What the handlers saw (written on the progress thread, read by main). */
-static _Atomic int member_failed = 0, leader_failed = 0, selected = 0, aborted = 0;
+static _Atomic int member_failed = 0, leader_failed = 0, selected = 0, aborted = 0, updated = 0;
+
+/* twonode_host (TWONODE_HOLD_GROUPS) answers the group upcalls once a client
+ * notifies this code (tests/multinode/twonode_host.cpp). */
+#define RELEASE_GROUPS (PMIX_EXTERNAL_ERR_BASE - 140)
 static _Atomic pmix_rank_t failed_rank = PMIX_RANK_UNDEF, new_leader = PMIX_RANK_UNDEF;
 
 static const pmix_proc_t *affected(const pmix_info_t info[], size_t ninfo) {
@@ -84,11 +119,16 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
         case PMIX_GROUP_MEMBER_FAILED:
             if (who != NULL) failed_rank = who->rank;
             member_failed = 1;
-            if (strcmp(mode, "member-dies-abort") == 0) answer = PMIX_GROUP_CONSTRUCT_ABORT;
+            if (strcmp(mode, "member-dies-abort") == 0 ||
+                strcmp(mode, "leader-aborts-before-host") == 0)
+                answer = PMIX_GROUP_CONSTRUCT_ABORT;
             break;
         case PMIX_GROUP_LEADER_FAILED:
             leader_failed = 1;
-            if (strcmp(mode, "leader-dies") == 0 && me.rank == 2) {
+            if (strcmp(mode, "leader-dies-across-abort") == 0 && me.rank == 1)
+                answer = PMIX_GROUP_CONSTRUCT_ABORT;
+            if ((strcmp(mode, "leader-dies") == 0 && me.rank == 2) ||
+                (strcmp(mode, "leader-dies-across") == 0 && (me.rank == 1 || me.rank == 2))) {
                 bool yes = true;
                 PMIX_INFO_LOAD(&volunteer, PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
                 out = &volunteer;
@@ -101,6 +141,9 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             break;
         case PMIX_GROUP_CONSTRUCT_ABORT:
             aborted = 1;
+            break;
+        case PMIX_GROUP_MEMBERSHIP_UPDATE:
+            updated = 1;
             break;
         default:
             break;
@@ -262,6 +305,106 @@ static void mode_leader_dies(int volunteer) {
     printf("group new leader ok: rank %u leads %s\n", new_leader, members);
 }
 
+/* Across the two servers: rank 0, the only leader, dies after its
+ * construct_nb (it was in at node0's server: the fence after it went
+ * through the server). A fence with PMIX_GROUP_FT_COLLECTIVE over the job
+ * completes only once node0's server handled the death, so the construct
+ * then reaches both servers' hosts with the leader failed. */
+static void mode_leader_dies_across(int volunteers, int abort_it) {
+    const pmix_rank_t expected = volunteers ? 2 : 3;
+    const char *want = "3,2,1";
+    char members[128] = "";
+    int leader = 0;
+    struct nb r;
+    if (nprocs != 4) FAIL("leader-dies-across wants 4 ranks");
+    for (uint32_t k = 1; k < nprocs; ++k) PMIX_LOAD_PROCID(&procs[k], me.nspace, nprocs - k);
+    directives(me.rank == 0);
+    if (me.rank == 0) construct_nb(&r);
+    server_fence(); /* rank 0's construct is in */
+    if (me.rank == 0) raise(SIGKILL);
+    pmix_info_t ft[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&ft[0], PMIX_GROUP_FT_COLLECTIVE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&ft[1], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    CHECK(PMIx_Fence(NULL, 0, ft, 2), "fence with PMIX_GROUP_FT_COLLECTIVE");
+    pmix_status_t rc = construct_blocking(members, sizeof members, &leader);
+    if (!leader_failed) FAIL("no PMIX_GROUP_LEADER_FAILED");
+    if (abort_it) {
+        if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("construct: %s", PMIx_Error_string(rc));
+        if (me.rank != 1) wait_flag(&aborted);
+        if (selected) FAIL("PMIX_GROUP_LEADER_SELECTED after an abort");
+        printf("group leader across abort ok\n");
+        return;
+    }
+    if (rc != PMIX_ERR_PARTIAL_SUCCESS) FAIL("construct: %s", PMIx_Error_string(rc));
+    wait_flag(&selected);
+    if (new_leader != expected) FAIL("PMIX_GROUP_LEADER_SELECTED names rank %u", new_leader);
+    if (strcmp(members, want) != 0) FAIL("membership %s, not %s", members, want);
+    if (leader != (me.rank == expected)) FAIL("the results say leader=%d", leader);
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("group new leader across ok: rank %u leads %s\n", new_leader, members);
+}
+
+/* A fence through both servers that goes on without a rank that ended: it
+ * completes only once the dead rank's server handled its end. */
+static void ft_fence(void) {
+    pmix_info_t ft[2];
+    bool yes = true;
+    PMIX_INFO_LOAD(&ft[0], PMIX_GROUP_FT_COLLECTIVE, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&ft[1], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    CHECK(PMIx_Fence(NULL, 0, ft, 2), "fence with PMIX_GROUP_FT_COLLECTIVE");
+}
+
+/* Rank 3 ends after both servers handed the construct to the host. Node1's
+ * server handled its end before the FT fence completed (and told node0
+ * through the host then); rank 2, on node1, releases the host's answers
+ * after it, so the message is ahead of the answer at node0 too. */
+static void mode_member_lost_after_host(int optional) {
+    bool yes = true;
+    int timeout = 60;
+    struct nb r;
+    if (nprocs != 4) FAIL("member-lost-after-host wants 4 ranks");
+    ndirs = 0;
+    PMIX_INFO_LOAD(&dirs[ndirs++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    if (optional) PMIX_INFO_LOAD(&dirs[ndirs++], PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
+    construct_nb(&r);
+    server_fence(); /* every construct is in: both servers called the host */
+    if (me.rank == 3) raise(SIGKILL);
+    ft_fence();
+    if (me.rank == 2)
+        CHECK(PMIx_Notify_event(RELEASE_GROUPS, &me, PMIX_RANGE_RM, NULL, 0, NULL, NULL),
+              "Notify_event (release the host's answers)");
+    wait_flag(&r.done);
+    if (!optional) {
+        if (r.status != PMIX_ERR_LOST_CONNECTION)
+            FAIL("construct: %s", PMIx_Error_string(r.status));
+        printf("group member lost after host ok: %s\n", PMIx_Error_string(r.status));
+        return;
+    }
+    if (r.status != PMIX_ERR_PARTIAL_SUCCESS) FAIL("construct: %s", PMIx_Error_string(r.status));
+    if (strcmp(r.members, "0,1,2") != 0) FAIL("membership %s, not 0,1,2", r.members);
+    wait_flag(&updated);
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("group member lost after host ok: %s\n", r.members);
+}
+
+/* Rank 1 never constructs: node1's server has called the host (its ranks'
+ * constructs were in before the fence) when rank 1's death makes the
+ * leader, on node0, abort. */
+static void mode_leader_aborts_before_host(void) {
+    struct nb r;
+    if (nprocs != 4) FAIL("leader-aborts-before-host wants 4 ranks");
+    directives(me.rank == 0);
+    if (me.rank != 1) construct_nb(&r);
+    server_fence(); /* the constructs are in */
+    if (me.rank == 1) raise(SIGKILL);
+    wait_flag(&r.done);
+    if (r.status != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("construct: %s", PMIx_Error_string(r.status));
+    if (me.rank == 0 && !member_failed) FAIL("the leader had no PMIX_GROUP_MEMBER_FAILED");
+    if (me.rank != 0) wait_flag(&aborted);
+    printf("group abort before host ok\n");
+}
+
 static void mode_abort_event(void) {
     char members[128];
     int leader = 0;
@@ -299,7 +442,9 @@ int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr,
                 "usage: group_leader_client member-dies|member-dies-abort|leader-dies|"
-                "leader-dies-default|abort-event\n");
+                "leader-dies-default|leader-dies-across|leader-dies-across-default|"
+                "leader-dies-across-abort|member-lost-after-host|"
+                "member-lost-after-host-optional|leader-aborts-before-host|abort-event\n");
         return 2;
     }
     mode = argv[1];
@@ -314,7 +459,8 @@ int main(int argc, char **argv) {
     procs = calloc(nprocs, sizeof(pmix_proc_t));
     for (uint32_t r = 0; r < nprocs; ++r) PMIX_LOAD_PROCID(&procs[r], me.nspace, r);
     pmix_status_t codes[] = {PMIX_GROUP_MEMBER_FAILED, PMIX_GROUP_LEADER_FAILED,
-                             PMIX_GROUP_LEADER_SELECTED, PMIX_GROUP_CONSTRUCT_ABORT};
+                             PMIX_GROUP_LEADER_SELECTED, PMIX_GROUP_CONSTRUCT_ABORT,
+                             PMIX_GROUP_MEMBERSHIP_UPDATE};
     _Atomic pmix_status_t reg = PMIX_ERR_TIMEOUT;
     PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event,
                                 registered, (void *)&reg);
@@ -330,6 +476,18 @@ int main(int argc, char **argv) {
         mode_leader_dies(1);
     } else if (strcmp(mode, "leader-dies-default") == 0) {
         mode_leader_dies(0);
+    } else if (strcmp(mode, "leader-dies-across") == 0) {
+        mode_leader_dies_across(1, 0);
+    } else if (strcmp(mode, "leader-dies-across-default") == 0) {
+        mode_leader_dies_across(0, 0);
+    } else if (strcmp(mode, "leader-dies-across-abort") == 0) {
+        mode_leader_dies_across(0, 1);
+    } else if (strcmp(mode, "member-lost-after-host") == 0) {
+        mode_member_lost_after_host(0);
+    } else if (strcmp(mode, "member-lost-after-host-optional") == 0) {
+        mode_member_lost_after_host(1);
+    } else if (strcmp(mode, "leader-aborts-before-host") == 0) {
+        mode_leader_aborts_before_host();
     } else if (strcmp(mode, "abort-event") == 0) {
         mode_abort_event();
     } else {

@@ -32,6 +32,13 @@
 // TWONODE_NO_VIEWS (environment) makes the group answer carry the endpoint
 // data only, never PMIX_GROUP_MEMBERSHIP (a host that does not combine views).
 //
+// TWONODE_HOLD_GROUPS (environment; groupslead) makes both nodes hold their
+// answers to group operations until a client notifies the event
+// kReleaseGroups (range PMIX_RANGE_RM): a test can then make something
+// happen after the servers called the group upcall and before the host
+// answers. A node prints "group operations held N" when N operations were
+// still unanswered at the end (the library never ended them).
+//
 // --stagger MS makes node1 wait MS milliseconds before it registers the job,
 // so that node0's clients ask node1 for data it does not know yet.
 //
@@ -56,6 +63,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -72,6 +80,10 @@ constexpr uint32_t kJobSize = kNodes * kRanksPerNode;
 
 // ---------------------------------------------------------------------------------------------
 // Messages between the two nodes: a fixed header, then `length` payload bytes.
+
+// A test's event releasing the held group answers (TWONODE_HOLD_GROUPS);
+// tests/integration/group_leader_client.c uses the same code.
+constexpr pmix_status_t kReleaseGroups = PMIX_EXTERNAL_ERR_BASE - 140;
 
 enum class MsgType : uint32_t {
     fence = 1,
@@ -140,6 +152,10 @@ struct PendingGroup {
     std::vector<pmix_proc_t> mine_members, their_members;
     pmix_info_cbfunc_t cbfunc = nullptr;
     void *cbdata = nullptr;
+    // Each node's PMIX_LOCAL_COLLECTIVE_STATUS: a node whose construct ended
+    // before its host was called still sends its part; the answer is then
+    // the first error (groupslead).
+    pmix_status_t my_status = PMIX_SUCCESS, their_status = PMIX_SUCCESS;
 };
 
 struct PendingDmodex {
@@ -168,6 +184,10 @@ struct Node {
     unsigned nevents = 0;      // events sent to the other node (notify_event upcall)
     unsigned nviews = 0;       // group upcalls that passed this node's membership view
     bool answer_views = true;  // false (TWONODE_NO_VIEWS set): endpoint data only
+    // TWONODE_HOLD_GROUPS: group answers wait in `held` until released.
+    bool hold_groups = false, groups_released = false;
+    std::vector<std::function<void()>> held;
+    unsigned nheld_at_end = 0;  // group operations never answered
     size_t fence_bytes = 0;
 
     bool send(MsgType type, int32_t status, uint64_t id, uint32_t rank, const char *data,
@@ -272,6 +292,26 @@ void release_group_answer(void *cbdata) {
     delete a;
 }
 
+// TWONODE_HOLD_GROUPS: keeps `answer` until release_groups(); false when
+// answers are not held (any more). Called with g_node.mutex held.
+bool hold_group_answer_locked(const std::function<void()> &answer) {
+    if (!g_node.hold_groups || g_node.groups_released) return false;
+    g_node.held.push_back(answer);
+    return true;
+}
+
+// Answers the held group operations, and every later one at once.
+void release_groups() {
+    std::vector<std::function<void()>> held;
+    {
+        std::lock_guard lock(g_node.mutex);
+        g_node.groups_released = true;
+        held = std::move(g_node.held);
+        g_node.held.clear();
+    }
+    for (auto &answer : held) answer();
+}
+
 // Called with g_node.mutex held once both nodes' parts of group operation `key` are in.
 void complete_group_locked(const std::string &key, std::unique_lock<std::mutex> &lock) {
     auto it = g_node.groups.find(key);
@@ -304,9 +344,14 @@ void complete_group_locked(const std::string &key, std::unique_lock<std::mutex> 
         pmix_data_array_t darray{PMIX_PROC, members.size(), members.data()};
         add_info(a->info, PMIX_GROUP_MEMBERSHIP, &darray, PMIX_DATA_ARRAY);
     }
+    const pmix_status_t status = gr.my_status != PMIX_SUCCESS ? gr.my_status : gr.their_status;
+    auto answer = [cbfunc = gr.cbfunc, cbdata = gr.cbdata, a, status] {
+        cbfunc(status, a->info.empty() ? nullptr : a->info.data(), a->info.size(), cbdata,
+               release_group_answer, a);
+    };
+    if (hold_group_answer_locked(answer)) return;
     lock.unlock();
-    gr.cbfunc(PMIX_SUCCESS, a->info.empty() ? nullptr : a->info.data(), a->info.size(), gr.cbdata,
-              release_group_answer, a);
+    answer();
     lock.lock();
 }
 
@@ -315,6 +360,7 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
                        void *cbdata) {
     std::vector<char> mine;
     bool assign = false, view = false;
+    pmix_status_t local_status = PMIX_SUCCESS;
     std::vector<pmix_proc_t> members;
     for (size_t i = 0; i < ndirs; ++i) {
         const pmix_value_t &v = directives[i].value;
@@ -331,6 +377,8 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
         }
         if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ASSIGN_CONTEXT_ID))
             assign = PMIX_INFO_TRUE(&directives[i]);
+        if (PMIX_CHECK_KEY(&directives[i], PMIX_LOCAL_COLLECTIVE_STATUS) && v.type == PMIX_STATUS)
+            local_status = v.data.status;
     }
     // The payload: the key (op:id), a NUL, a flag (a view follows), the
     // view (u32 n, n procs), then the endpoint data.
@@ -355,9 +403,10 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
     gr.mine_members = std::move(members);
     gr.cbfunc = cbfunc;
     gr.cbdata = cbdata;
+    gr.my_status = local_status;
     const uint64_t proposed = gr.my_cid;
     lock.unlock();
-    if (!g_node.send(MsgType::group, 0, proposed, 0, payload.data(), payload.size())) {
+    if (!g_node.send(MsgType::group, local_status, proposed, 0, payload.data(), payload.size())) {
         lock.lock();
         g_node.groups.erase(key);
         return PMIX_ERR_LOST_CONNECTION;
@@ -375,6 +424,7 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
 // string, proc, array of procs, bool and size.
 
 void put_bytes(std::vector<char> &out, const void *p, size_t n) {
+    if (n == 0) return;  // an empty array may have no data at all
     const char *c = static_cast<const char *>(p);
     out.insert(out.end(), c, c + n);
 }
@@ -421,7 +471,7 @@ void deliver_event(pmix_status_t code, const std::vector<char> &in) {
     size_t at = 0;
     auto take = [&](void *p, size_t n) {
         if (at + n > in.size()) return false;
-        std::memcpy(p, in.data() + at, n);
+        if (n > 0) std::memcpy(p, in.data() + at, n);  // an empty array's data() may be NULL
         at += n;
         return true;
     };
@@ -476,6 +526,7 @@ pmix_status_t on_notify_event(pmix_status_t code, const pmix_proc_t *source,
                               pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
                               pmix_op_cbfunc_t, void *) {
     const std::vector<char> payload = encode_event(source, range, info, ninfo);
+    if (code == kReleaseGroups) release_groups();  // and the other node's, below
     {
         std::lock_guard lock(g_node.mutex);
         if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
@@ -534,6 +585,7 @@ void serve_peer() {
             auto requests = std::move(g_node.dmodex);
             auto groups = std::move(g_node.groups);
             g_node.groups.clear();
+            g_node.nheld_at_end += static_cast<unsigned>(g_node.held.size());
             g_node.fences.clear();
             g_node.dmodex.clear();
             g_node.cv.notify_all();
@@ -544,9 +596,11 @@ void serve_peer() {
             for (auto &[id, r] : requests)
                 deliver(r.cbfunc, r.cbdata, PMIX_ERR_LOST_CONNECTION, {});
             for (auto &[key, gr] : groups) {
-                if (gr.have_mine)
-                    gr.cbfunc(PMIX_ERR_LOST_CONNECTION, nullptr, 0, gr.cbdata, nullptr, nullptr);
+                if (!gr.have_mine) continue;
+                ++g_node.nheld_at_end;  // read by run_node after this thread ends
+                gr.cbfunc(PMIX_ERR_LOST_CONNECTION, nullptr, 0, gr.cbdata, nullptr, nullptr);
             }
+            release_groups();  // answers still held (never released by the test)
             return;
         }
         switch (h.type) {
@@ -599,12 +653,17 @@ void serve_peer() {
                 at += nview * sizeof(pmix_proc_t);
                 gr.have_theirs = true;
                 gr.their_cid = h.id;
+                gr.their_status = h.status;
                 gr.theirs.assign(payload.begin() + static_cast<std::ptrdiff_t>(at), payload.end());
                 complete_group_locked(key, lock);
                 break;
             }
             case MsgType::event:
                 lock.unlock();
+                if (h.status == kReleaseGroups) {
+                    release_groups();
+                    break;
+                }
                 deliver_event(h.status, payload);
                 break;
             case MsgType::done:
@@ -701,6 +760,7 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
     g_node.fd = fd;
     g_node.nspace = nspace;
     g_node.answer_views = std::getenv("TWONODE_NO_VIEWS") == nullptr;
+    g_node.hold_groups = std::getenv("TWONODE_HOLD_GROUPS") != nullptr;
     signal(SIGPIPE, SIG_IGN);
     const std::string me = "twonode host " + node_name(node);
 
@@ -808,6 +868,8 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
     if (g_node.ngroups > 0) std::printf("%s: group operations %u\n", me.c_str(), g_node.ngroups);
     if (g_node.nevents > 0) std::printf("%s: events forwarded %u\n", me.c_str(), g_node.nevents);
     if (g_node.nviews > 0) std::printf("%s: membership views %u\n", me.c_str(), g_node.nviews);
+    if (g_node.nheld_at_end > 0)
+        std::printf("%s: group operations held %u\n", me.c_str(), g_node.nheld_at_end);
     std::fflush(stdout);
     return status;
 }
