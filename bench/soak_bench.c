@@ -27,6 +27,7 @@
  * nothing is asserted on time. */
 #include <pmix.h>
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +39,7 @@
 
 static pmix_proc_t me;
 static uint32_t nprocs;
-static volatile unsigned long events_seen = 0;
+static _Atomic unsigned long events_seen = 0; /* counted on the progress thread */
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -80,7 +81,7 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
                      size_t ninfo, pmix_info_t results[], size_t nresults,
                      pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
     (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
-    __atomic_add_fetch(&events_seen, 1, __ATOMIC_RELAXED);
+    atomic_fetch_add_explicit(&events_seen, 1, memory_order_relaxed);
     if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
 }
 
@@ -144,7 +145,8 @@ static int mixed(long rounds, long seconds) {
     fence(0, round);
     if (me.rank == 0) {
         printf("SOAK rounds=%ld events=%lu seconds=%.1f\n", round + 1,
-               __atomic_load_n(&events_seen, __ATOMIC_RELAXED), (double)(now_ns() - start) / 1e9);
+               atomic_load_explicit(&events_seen, memory_order_relaxed),
+               (double)(now_ns() - start) / 1e9);
     }
     return 0;
 }

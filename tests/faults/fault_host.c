@@ -50,8 +50,11 @@ static void say(const char *fmt, const char *a, const char *b) {
 
 /* ---- the ranks ---------------------------------------------------------- */
 
-static volatile sig_atomic_t lost = 0;
-static const char *volatile g_phase = "in PMIx_Init";
+/* Set by the event handler on the progress thread, read by the main thread and
+ * by the SIGALRM handler (which the kernel may run on any thread): atomics, not
+ * volatile, which orders nothing between threads. */
+static _Atomic int lost = 0;
+static _Atomic(const char *) g_phase = "in PMIx_Init";
 
 static void on_lost(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                     size_t ninfo, pmix_info_t results[], size_t nresults,
