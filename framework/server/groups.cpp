@@ -574,6 +574,22 @@ std::vector<pmix_proc_t> procs_of_keys(const std::vector<ProcKey> &keys) {
 
 }  // namespace
 
+// PMIX_GROUP_LEADER_FAILED about `leader` to each of `participants` (a
+// group_ask); those it reached are the voters the election waits for.
+void Groups::ask_vote(const std::string &id, Pending &p,
+                      const std::vector<pmix_proc_t> &participants, const pmix_proc_t &leader) {
+    std::vector<pmix_info_t> info_out;
+    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, participants));
+    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &leader, PMIX_PROC));
+    auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
+                                  info_out.data(), info_out.size());
+    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    for (const auto &m : participants) {
+        if (send_ask(key_of(m), id, ev)) p.voters.insert(key_of(m));
+    }
+}
+
 void Groups::start_election(const std::string &id, Pending &p, const std::set<ProcKey> &lost) {
     p.electing = true;
     p.local_voted = false;
@@ -590,17 +606,7 @@ void Groups::start_election(const std::string &id, Pending &p, const std::set<Pr
     }
     log()->info("server: group {}: every leader failed; {} participants here vote", id,
                 participants.size());
-    const pmix_proc_t lp = proc_of(*p.failed_leader);
-    std::vector<pmix_info_t> info_out;
-    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, participants));
-    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &lp, PMIX_PROC));
-    auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
-                                  info_out.data(), info_out.size());
-    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
-    for (const auto &m : participants) {
-        if (send_ask(key_of(m), id, ev)) p.voters.insert(key_of(m));
-    }
+    ask_vote(id, p, participants, proc_of(*p.failed_leader));
     // Nobody here to vote: this server's (empty) vote goes out at once.
     if (p.voters.empty())
         runtime::ProgressEngine::instance().post([this, id] { election_local_done(id); });
@@ -1054,17 +1060,7 @@ void Groups::construct_leader_failed(const std::string &id, Pending &p, const Pr
     }
     log()->info("server: group {}: leader {} failed, {} participants vote", id, describe(gone),
                 participants.size());
-    const pmix_proc_t lp = proc_of(gone);
-    std::vector<pmix_info_t> info_out;
-    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, participants));
-    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &lp, PMIX_PROC));
-    auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
-                                  info_out.data(), info_out.size());
-    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
-    for (const auto &m : participants) {
-        if (send_ask(key_of(m), id, ev)) p.voters.insert(key_of(m));
-    }
+    ask_vote(id, p, participants, proc_of(gone));
     // Nobody to vote: close the election after this departure is handled.
     if (p.voters.empty())
         runtime::ProgressEngine::instance().post([this, id] { construct_vote_done(id); });

@@ -207,6 +207,8 @@ class Groups final : public DepartureListener {
                     const ProcKey &about);
     // A group_ask message with `ev` to `to` (false: not connected).
     bool send_ask(const ProcKey &to, const std::string &id, const events::Event &ev);
+    void ask_vote(const std::string &id, Pending &p, const std::vector<pmix_proc_t> &participants,
+                  const pmix_proc_t &leader);
     void invitee_failed(const std::string &id, const ProcKey &who);
     void leader_failed(const std::string &id);
     void finish_vote(const std::string &id);
