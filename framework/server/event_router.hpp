@@ -62,17 +62,13 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     // service: a participant's PMIX_GROUP_CONSTRUCT_ABORT).
     using ClientEventFn = std::function<void(const ProcKey &source, const events::Event &ev)>;
     void observe_client_events(ClientEventFn fn) { observer_ = std::move(fn); }
-    // Told of each event the host notifies, before it is routed (the Groups
-    // service: PMIX_GROUP_LEFT of a member served elsewhere). True: the event
-    // was a message between servers for that service (a construct's vote
-    // across servers) and is not routed to any client.
+    // Asked of each event the host notifies, before it is routed, in the
+    // order they were added (the Groups service: PMIX_GROUP_LEFT of a member
+    // served elsewhere, the invitation protocol and a construct's vote across
+    // servers). True: the event was a message between servers for that
+    // service; it is not routed to any client and no later one is asked.
     using HostEventFn = std::function<bool(const events::Event &ev)>;
-    void observe_host_events(HostEventFn fn) { host_observer_ = std::move(fn); }
-    // Asked first of each event the host notifies: true when it was a
-    // message between servers that the filter consumed (the Groups service:
-    // invitations across servers), which then goes no further.
-    using HostEventFilter = std::function<bool(const events::Event &ev)>;
-    void filter_host_events(HostEventFilter fn) { host_filter_ = std::move(fn); }
+    void observe_host_events(HostEventFn fn) { host_observers_.push_back(std::move(fn)); }
     void client_departed(const ProcKey &client, Departure why) override;
     void job_deregistered(const std::string &nspace) override;
     void clear();
@@ -104,8 +100,7 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     std::set<std::vector<pmix_status_t>> host_codes_;
     std::unique_ptr<evcache_base::EventCache> cache_;
     ClientEventFn observer_;
-    HostEventFn host_observer_;
-    HostEventFilter host_filter_;
+    std::vector<HostEventFn> host_observers_;
 };
 
 }  // namespace pmixpp::server

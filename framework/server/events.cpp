@@ -253,8 +253,9 @@ void EventRouter::handle_notify(Channel &ch, Frame &frame, ClientRecord *client,
 // routing
 
 void EventRouter::notify_from_host(std::shared_ptr<const Event> ev) {
-    if (host_filter_ && host_filter_(*ev)) return;      // consumed: a message between servers
-    if (host_observer_ && host_observer_(*ev)) return;  // consumed by a service
+    for (const auto &consumed : host_observers_) {
+        if (consumed(*ev)) return;  // a message between servers, for a service
+    }
     route(std::move(ev), true);
 }
 

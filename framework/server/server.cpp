@@ -53,11 +53,12 @@ Server::Server() {
     events_.observe_client_events([this](const ProcKey &source, const events::Event &ev) {
         groups_.client_event(source, ev);
     });
-    // PMIX_GROUP_LEFT reaches members served elsewhere through the host, and their servers' Groups.
-    events_.observe_host_events([this](const events::Event &ev) { return groups_.host_event(ev); });
     // Invitations across servers: the servers' messages, carried by the host (group_invite.cpp).
-    events_.filter_host_events(
+    events_.observe_host_events(
         [this](const events::Event &ev) { return groups_.invitation_message(ev); });
+    // PMIX_GROUP_LEFT reaches members served elsewhere through the host, and their servers' Groups;
+    // so do a construct's votes and lost members across servers (consumed there).
+    events_.observe_host_events([this](const events::Event &ev) { return groups_.host_event(ev); });
     groups_.set_raise_out([this](std::shared_ptr<const events::Event> ev) {
         events_.raise_from_library(std::move(ev));
     });
