@@ -222,11 +222,7 @@ void GroupBootstrap::check(const std::string &id) {
     args->load(kBootstrap, &nleaders, PMIX_SIZE);
     groups_.call_host(PMIX_GROUP_CONSTRUCT, id, members, args,
                       [this, id](pmix_status_t st, wire::InfoArray results) {
-                          std::optional<std::size_t> cid;
-                          if (const auto *c = find_info(results.span(), PMIX_GROUP_CONTEXT_ID)) {
-                              if (auto v = wire::as_uint(c->value))
-                                  cid = static_cast<std::size_t>(*v);
-                          }
+                          std::optional<std::size_t> cid = context_id_in(results.span());
                           if (!cid) cid = groups_.next_context_id_++;
                           complete(id, st, cid);
                       });

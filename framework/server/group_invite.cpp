@@ -361,18 +361,7 @@ void Groups::leader_failed(const std::string &id) {
         end_invitation(id, PMIX_ERR_NOT_SUPPORTED);
         return;
     }
-    const pmix_proc_t gone = proc_of(old);
-    std::vector<pmix_info_t> info_out;
-    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, participants));
-    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &gone, PMIX_PROC));
-    auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
-                                  info_out.data(), info_out.size());
-    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
-    for (const auto &p : participants) inv.voters.insert(key_of(p));
-    for (const auto &p : participants) {
-        if (!send_ask(key_of(p), id, ev)) inv.voters.erase(key_of(p));  // its departure follows
-    }
+    ask_vote(id, inv.voters, participants, proc_of(old));
     if (inv.voters.empty()) finish_vote(id);
 }
 
@@ -488,10 +477,7 @@ void Groups::check_invitation(const std::string &id) {
                       end_invitation(id, st);
                       return;
                   }
-                  std::optional<std::size_t> cid;
-                  if (const auto *c = find_info(results.span(), PMIX_GROUP_CONTEXT_ID)) {
-                      if (auto v = wire::as_uint(c->value)) cid = static_cast<std::size_t>(*v);
-                  }
+                  std::optional<std::size_t> cid = context_id_in(results.span());
                   complete_invitation(id,
                                       cid ? cid : std::optional<std::size_t>(next_context_id_++));
               });
@@ -642,13 +628,19 @@ void Groups::send_to_servers(pmix_status_t code, const std::string &id, const pm
                       std::move(extra), true);
 }
 
-std::vector<std::uint8_t> Groups::invitation_endpoint(const std::vector<pmix_proc_t> &members) {
+std::shared_ptr<HostArgs> Groups::invitation_args(bool assign,
+                                                  const std::vector<pmix_proc_t> &members) {
+    auto args = std::make_shared<HostArgs>();
+    if (assign) args->add_bool(PMIX_GROUP_ASSIGN_CONTEXT_ID, true);
     std::vector<std::uint8_t> stream;
     for (const auto &m : members) {
         ClientRecord *c = clients_.find_client(key_of(m));
         if (c != nullptr && c->committed) wire::append_record(stream, c->proc, c->remote_blob);
     }
-    return BodyWriter().bytes(stream).u32(0).take();  // no local context ids
+    auto endpoint = BodyWriter().bytes(stream).u32(0).take();  // no local context ids
+    pmix_byte_object_t bo{reinterpret_cast<char *>(endpoint.data()), endpoint.size()};
+    args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);  // copied
+    return args;
 }
 
 bool Groups::invitation_message(const events::Event &ev) {
@@ -794,20 +786,13 @@ void Groups::complete_across_servers(const std::string &id) {
                      load_info(PMIX_GROUP_NOTIFY_TERMINATION, &inv.notify_termination, PMIX_BOOL)});
     log()->info("server: group {}: complete with {} members, {} served elsewhere", id,
                 members.size(), remote.size());
-    auto args = std::make_shared<HostArgs>();
-    if (inv.assign_context_id) args->add_bool(PMIX_GROUP_ASSIGN_CONTEXT_ID, true);
-    auto endpoint = invitation_endpoint(local);
-    pmix_byte_object_t bo{reinterpret_cast<char *>(endpoint.data()), endpoint.size()};
-    args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    auto args = invitation_args(inv.assign_context_id, local);
     std::sort(members.begin(), members.end(), proc_less);
     const bool assign = inv.assign_context_id;
     call_host(PMIX_GROUP_CONSTRUCT, id, members, args,
               [this, id, assign](pmix_status_t st, wire::InfoArray results) {
                   if (invitations_.count(id) == 0) return;
-                  std::optional<std::size_t> cid;
-                  if (const auto *c = find_info(results.span(), PMIX_GROUP_CONTEXT_ID)) {
-                      if (auto v = wire::as_uint(c->value)) cid = static_cast<std::size_t>(*v);
-                  }
+                  std::optional<std::size_t> cid = context_id_in(results.span());
                   // One id for the whole group must come from the host.
                   if (st == PMIX_SUCCESS && assign && !cid) st = PMIX_ERR_NOT_SUPPORTED;
                   if (st != PMIX_SUCCESS) {
@@ -844,21 +829,14 @@ void Groups::complete_remote(const std::string &id, const events::Event &ev) {
     }
     log()->info("server: group {}: the leader completes it ({} members, {} here)", id,
                 members.size(), local.size());
-    auto args = std::make_shared<HostArgs>();
-    if (assign) args->add_bool(PMIX_GROUP_ASSIGN_CONTEXT_ID, true);
-    auto endpoint = invitation_endpoint(local);
-    pmix_byte_object_t bo{reinterpret_cast<char *>(endpoint.data()), endpoint.size()};
-    args->load(PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
+    auto args = invitation_args(assign, local);
     std::vector<pmix_proc_t> sorted = members;
     std::sort(sorted.begin(), sorted.end(), proc_less);
     const pmix_proc_t leader = proc_of(r->leader);
     call_host(
         PMIX_GROUP_CONSTRUCT, id, sorted, args,
         [this, id, r, members, assign, notify, leader](pmix_status_t st, wire::InfoArray results) {
-            std::optional<std::size_t> cid;
-            if (const auto *c = find_info(results.span(), PMIX_GROUP_CONTEXT_ID)) {
-                if (auto v = wire::as_uint(c->value)) cid = static_cast<std::size_t>(*v);
-            }
+            std::optional<std::size_t> cid = context_id_in(results.span());
             if (st == PMIX_SUCCESS && assign && !cid) st = PMIX_ERR_NOT_SUPPORTED;
             if (st != PMIX_SUCCESS) {
                 log()->warn("server: group {}: the host's group upcall failed: {}", id,

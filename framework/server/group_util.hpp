@@ -5,8 +5,13 @@
 #include <pmix.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <vector>
+
+#include "pmixpp/mca/info.hpp"
 
 #include "server/client_table.hpp"
 #include "server/groups.hpp"
@@ -32,6 +37,15 @@ inline bool names(const pmix_proc_t &member, const ProcKey &proc) {
 inline bool is_member(const GroupRecord &g, const ProcKey &proc) {
     return std::any_of(g.members.begin(), g.members.end(),
                        [&](const auto &m) { return names(m, proc); });
+}
+
+// The PMIX_GROUP_CONTEXT_ID of a host's `group` answer (none: absent or
+// not an unsigned integer).
+inline std::optional<std::size_t> context_id_in(std::span<const pmix_info_t> results) {
+    const pmix_info_t *c = mca::find_info(results, PMIX_GROUP_CONTEXT_ID);
+    if (c == nullptr) return std::nullopt;
+    if (auto v = mca::as_uint(c->value)) return static_cast<std::size_t>(*v);
+    return std::nullopt;
 }
 
 using server::load_info;   // info_build.hpp

@@ -575,8 +575,9 @@ std::vector<pmix_proc_t> procs_of_keys(const std::vector<ProcKey> &keys) {
 }  // namespace
 
 // PMIX_GROUP_LEADER_FAILED about `leader` to each of `participants` (a
-// group_ask); those it reached are the voters the election waits for.
-void Groups::ask_vote(const std::string &id, Pending &p,
+// group_ask); those it reached join `voters`, whom the election waits for
+// (a construct's or an invitation's).
+void Groups::ask_vote(const std::string &id, std::set<ProcKey> &voters,
                       const std::vector<pmix_proc_t> &participants, const pmix_proc_t &leader) {
     std::vector<pmix_info_t> info_out;
     info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
@@ -586,8 +587,17 @@ void Groups::ask_vote(const std::string &id, Pending &p,
                                   info_out.data(), info_out.size());
     for (auto &i : info_out) PMIx_Value_destruct(&i.value);
     for (const auto &m : participants) {
-        if (send_ask(key_of(m), id, ev)) p.voters.insert(key_of(m));
+        if (send_ask(key_of(m), id, ev)) voters.insert(key_of(m));
     }
+}
+
+std::vector<pmix_proc_t> Groups::running_here(const Pending &p) const {
+    std::vector<pmix_proc_t> out;
+    for (const auto &m : p.canonical) {
+        const ProcKey k = key_of(m);
+        if (p.absent_all.count(k) == 0 && alive(clients_, k)) out.push_back(m);
+    }
+    return out;
 }
 
 void Groups::start_election(const std::string &id, Pending &p, const std::set<ProcKey> &lost) {
@@ -599,14 +609,10 @@ void Groups::start_election(const std::string &id, Pending &p, const std::set<Pr
     p.volunteers.clear();
     p.abort_vote = false;
     p.aborter.reset();
-    std::vector<pmix_proc_t> participants;  // this server's, still running
-    for (const auto &m : p.canonical) {
-        const ProcKey k = key_of(m);
-        if (p.absent_all.count(k) == 0 && alive(clients_, k)) participants.push_back(m);
-    }
+    const std::vector<pmix_proc_t> participants = running_here(p);
     log()->info("server: group {}: every leader failed; {} participants here vote", id,
                 participants.size());
-    ask_vote(id, p, participants, proc_of(*p.failed_leader));
+    ask_vote(id, p.voters, participants, proc_of(*p.failed_leader));
     // Nobody here to vote: this server's (empty) vote goes out at once.
     if (p.voters.empty())
         runtime::ProgressEngine::instance().post([this, id] { election_local_done(id); });
@@ -696,11 +702,8 @@ void Groups::check_election(const std::string &id) {
     p.leaders.clear();
     if (here) p.leaders.push_back(leader);
     p.leaders_awaited = {leader};
-    std::vector<pmix_proc_t> participants;  // this server's; the others announce to theirs
-    for (const auto &m : p.canonical) {
-        const ProcKey k = key_of(m);
-        if (p.absent_all.count(k) == 0 && alive(clients_, k)) participants.push_back(m);
-    }
+    // To this server's participants; the other servers announce to theirs.
+    const std::vector<pmix_proc_t> participants = running_here(p);
     const pmix_proc_t lp = proc_of(leader);
     log()->info("server: group {}: {} is the new leader (elected across servers)", id,
                 describe(leader));
@@ -801,9 +804,7 @@ void Groups::construct_finished(const std::string &id, const FenceTracker &t, pm
             if (!procs.empty()) members = std::move(procs);  // the host's order wins
         }
         if (p.assign_context_id) {
-            if (const auto *c = find_info(results, PMIX_GROUP_CONTEXT_ID)) {
-                if (auto v = wire::as_uint(c->value)) context_id = static_cast<std::size_t>(*v);
-            }
+            context_id = context_id_in(results);
             if (!context_id && collectives_.all_local(p.canonical)) {
                 context_id = next_context_id_++;
             } else if (!context_id) {
@@ -1060,7 +1061,7 @@ void Groups::construct_leader_failed(const std::string &id, Pending &p, const Pr
     }
     log()->info("server: group {}: leader {} failed, {} participants vote", id, describe(gone),
                 participants.size());
-    ask_vote(id, p, participants, proc_of(gone));
+    ask_vote(id, p.voters, participants, proc_of(gone));
     // Nobody to vote: close the election after this departure is handled.
     if (p.voters.empty())
         runtime::ProgressEngine::instance().post([this, id] { construct_vote_done(id); });

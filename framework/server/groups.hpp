@@ -207,8 +207,8 @@ class Groups final : public DepartureListener {
                     const ProcKey &about);
     // A group_ask message with `ev` to `to` (false: not connected).
     bool send_ask(const ProcKey &to, const std::string &id, const events::Event &ev);
-    void ask_vote(const std::string &id, Pending &p, const std::vector<pmix_proc_t> &participants,
-                  const pmix_proc_t &leader);
+    void ask_vote(const std::string &id, std::set<ProcKey> &voters,
+                  const std::vector<pmix_proc_t> &participants, const pmix_proc_t &leader);
     void invitee_failed(const std::string &id, const ProcKey &who);
     void leader_failed(const std::string &id);
     void finish_vote(const std::string &id);
@@ -253,8 +253,9 @@ class Groups final : public DepartureListener {
     // leader's, for the invitees named in `only` (all without it).
     void end_remote(const std::string &id, pmix_status_t status,
                     const std::vector<pmix_proc_t> *only = nullptr);
-    // PMIX_GROUP_ENDPT_DATA of this server's `members` (groups.cpp's format).
-    std::vector<std::uint8_t> invitation_endpoint(const std::vector<pmix_proc_t> &members);
+    // The `group` upcall's directives for an invitation: PMIX_GROUP_ASSIGN_CONTEXT_ID
+    // when `assign`, PMIX_GROUP_ENDPT_DATA of this server's `members` (groups.cpp's format).
+    std::shared_ptr<HostArgs> invitation_args(bool assign, const std::vector<pmix_proc_t> &members);
     // Keeps the other servers' members' data from the host's answer (groups.cpp).
     void keep_endpoints(const wire::InfoArray &results);
 
@@ -334,6 +335,8 @@ class Groups final : public DepartureListener {
                                 const std::set<ProcKey> &absent);
     // Every leader of every server failed: PMIX_GROUP_LEADER_FAILED to this
     // server's participants, whose votes go to the other servers.
+    // The participants served here, neither absent nor gone (an election's voters).
+    std::vector<pmix_proc_t> running_here(const Pending &p) const;
     void start_election(const std::string &id, Pending &p, const std::set<ProcKey> &lost);
     // This server's participants voted: an abort aborts for all, else the
     // vote is sent to the other servers.
