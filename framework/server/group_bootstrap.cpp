@@ -185,7 +185,7 @@ void GroupBootstrap::check(const std::string &id) {
     Boot &b = it->second;
     if (b.completing || b.leaders_expected == 0 || b.leaders.size() < b.leaders_expected) return;
     for (const auto &k : b.named) {
-        if (b.leaders.count(k) == 0 && b.adds.count(k) == 0 && b.gone.count(k) == 0) return;
+        if (b.awaited(k)) return;
     }
     if (b.timer != 0) {
         runtime::ProgressEngine::instance().cancel(b.timer);
@@ -283,7 +283,7 @@ bool GroupBootstrap::complete_without_late(const std::string &id) {
         return false;
     std::set<ProcKey> late;
     for (const auto &k : b.named) {
-        if (b.leaders.count(k) == 0 && b.adds.count(k) == 0 && b.gone.count(k) == 0) late.insert(k);
+        if (b.awaited(k)) late.insert(k);
     }
     log()->info("server: bootstrap group {}: {} optional members late; it forms without them", id,
                 late.size());

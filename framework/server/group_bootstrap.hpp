@@ -69,6 +69,10 @@ class GroupBootstrap {
         bool optional = false;
         bool ft_collective = false;
         std::set<ProcKey> gone;  // left out
+        // A named process that has neither called nor been left out.
+        bool awaited(const ProcKey &k) const {
+            return leaders.count(k) == 0 && adds.count(k) == 0 && gone.count(k) == 0;
+        }
     };
 
     // Refuses one caller with `status` (nothing else changes).

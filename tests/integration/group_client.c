@@ -49,22 +49,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static pmix_proc_t me;
-static uint32_t nprocs;
-
-#define FAIL(...)                                       \
-    do {                                                \
-        fprintf(stderr, "%s:%u: ", me.nspace, me.rank); \
-        fprintf(stderr, __VA_ARGS__);                   \
-        fprintf(stderr, "\n");                          \
-        exit(1);                                        \
-    } while (0)
-
-#define CHECK(rc, what)                                                        \
-    do {                                                                       \
-        pmix_status_t _rc = (rc);                                              \
-        if (_rc != PMIX_SUCCESS) FAIL("%s: %s", what, PMIx_Error_string(_rc)); \
-    } while (0)
+#include "group_common.h"
 
 static uint32_t job_size(const char *nspace) {
     pmix_proc_t wild;

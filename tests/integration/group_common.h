@@ -1,4 +1,5 @@
-/* The prologue the group test clients share (group_invite_client.c,
+/* The prologue the group test clients share (group_client.c, group_leader_client.c,
+ * group_member_failed_client.c, group_bootstrap_client.c, group_invite_client.c,
  * group_event_client.c): FAIL / CHECK, init with the job size, and a
  * handler registration that waits (bounded by the caller's alarm()) for its
  * callback, whose status lives in static storage (a callback must never
@@ -31,7 +32,7 @@ static uint32_t nprocs;
     } while (0)
 
 /* PMIx_Init, then `me` and `nprocs` (the job's size). */
-static void group_init(void) {
+static inline void group_init(void) {
     CHECK(PMIx_Init(&me, NULL, 0), "PMIx_Init");
     pmix_proc_t wild;
     pmix_value_t *val = NULL;
@@ -43,14 +44,14 @@ static void group_init(void) {
 
 static _Atomic pmix_status_t group_reg_status;
 
-static void group_registered(pmix_status_t status, size_t ref, void *cbdata) {
+static inline void group_registered(pmix_status_t status, size_t ref, void *cbdata) {
     (void)ref, (void)cbdata;
     group_reg_status = status;
 }
 
 /* Registers `fn` for `codes` with `info` and waits for the registration. */
-static void group_register(pmix_status_t *codes, size_t ncodes, pmix_info_t *info, size_t ninfo,
-                           pmix_notification_fn_t fn) {
+static inline void group_register(pmix_status_t *codes, size_t ncodes, pmix_info_t *info,
+                                  size_t ninfo, pmix_notification_fn_t fn) {
     group_reg_status = PMIX_ERR_TIMEOUT;
     CHECK(PMIx_Register_event_handler(codes, ncodes, info, ninfo, fn, group_registered, NULL),
           "Register_event_handler");

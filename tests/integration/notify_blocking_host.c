@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host_common.h"
+
 #define G1 (PMIX_EXTERNAL_ERR_BASE - 31)
 #define G2 (PMIX_EXTERNAL_ERR_BASE - 32)
 
@@ -34,16 +36,7 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int pipe_read = -1;
 static int upcalls, byte_in_upcall, seen_g1, seen_g2;
 
-#define CHECK(cond, ...)                                 \
-    do {                                                 \
-        if (!(cond)) {                                   \
-            fprintf(stdout, "notify_blocking FAILED: "); \
-            fprintf(stdout, __VA_ARGS__);                \
-            fprintf(stdout, "\n");                       \
-            fflush(stdout);                              \
-            exit(1);                                     \
-        }                                                \
-    } while (0)
+#define CHECK(cond, ...) HOST_CHECK("notify_blocking", cond, __VA_ARGS__)
 
 static int wait_until(int *counter, int n) {
     struct timespec deadline;
@@ -142,12 +135,7 @@ int main(int argc, char **argv) {
     PMIX_LOAD_NSPACE(ns, "notifyblk");
     pmix_proc_t proc;
     PMIX_LOAD_PROCID(&proc, ns, 0);
-    pmix_info_t jinfo;
-    uint32_t size = 1;
-    PMIX_INFO_LOAD(&jinfo, PMIX_JOB_SIZE, &size, PMIX_UINT32);
-    PMIx_server_register_nspace(ns, 1, &jinfo, 1, NULL, NULL);
-    pmix_status_t rc = PMIx_server_register_client(&proc, getuid(), getgid(), NULL, NULL, NULL);
-    CHECK(rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED, "register client");
+    CHECK(host_register_job("notifyblk", 1) == PMIX_SUCCESS, "register the job");
     char **env = NULL;
     CHECK(PMIx_server_setup_fork(&proc, &env) == PMIX_SUCCESS, "setup_fork");
     pid_t pid = fork();
@@ -168,9 +156,7 @@ int main(int argc, char **argv) {
           "held its answer (it waited for the server)");
     CHECK(wait_until(&seen_g1, 1), "host handler: the client's blocking event");
     CHECK(wait_until(&seen_g2, 1), "host handler: the client's non-blocking event");
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "client failed");
+    CHECK(host_reap(pid) == 0, "client failed");
     PMIx_server_deregister_client(&proc, NULL, NULL);
     PMIx_server_deregister_nspace(ns, NULL, NULL);
     PMIx_server_finalize();
