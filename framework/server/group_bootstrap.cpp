@@ -27,6 +27,22 @@ auto log() {
 // PMIX_GROUP_BOOTSTRAP of the standard (v6, size_t), not in the 4.2 headers.
 constexpr const char *kBootstrap = "pmix.grp.btstrp";
 
+// Across servers (docs/groups.md, "Bootstrap across servers"): the messages
+// between servers are events through the host's notify_event, marked by
+// kBootKey (the group id), consumed by the receiving server:
+//   PMIX_GROUP_LEADER_SELECTED, source: a leader   its call: kBootKey,
+//       kBootstrap (size: the leaders' count), kBootProcs (its procs and
+//       PMIX_GROUP_ADD_MEMBERS), PMIX_TIMEOUT as kBootTimeout (size, seconds;
+//       0: none), and its PMIX_GROUP_ASSIGN_CONTEXT_ID, _OPTIONAL,
+//       _FT_COLLECTIVE, _NOTIFY_TERMINATION (bools)
+//   PMIX_GROUP_MEMBER_FAILED   a named participant served by the sender
+//       ended (PMIX_EVENT_AFFECTED_PROC)
+//   any other code             the construct ended at the sender with that
+//       status (PMIX_ERR_TIMEOUT, PMIX_ERR_LOST_CONNECTION, ...)
+constexpr const char *kBootKey = "pmixpp.grp.boot";
+constexpr const char *kBootProcs = "pmixpp.grp.boot.procs";
+constexpr const char *kBootTimeout = "pmixpp.grp.boot.timeout";
+
 bool is_procs(const pmix_value_t &v) {
     return v.type == PMIX_PROC || (v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr &&
                                    (v.data.darray->type == PMIX_PROC || v.data.darray->size == 0));
@@ -50,6 +66,17 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
     const bool add_member = request.procs.empty();
     if (count == nullptr && !add_member) return false;
     const std::string &id = request.id;
+    // The construct ended across servers before this caller came: its
+    // status, once; a caller that had its answer starts a new construct.
+    if (auto e = ended_.find(id); e != ended_.end() && boots_.count(id) == 0) {
+        if (e->second.answered.count(me) == 0) {
+            e->second.answered.insert(me);
+            log()->info("server: group {}: {} came after the bootstrap ended", id, describe(me));
+            refuse(reply, e->second.status);
+            return true;
+        }
+        ended_.erase(e);
+    }
     std::uint64_t leaders = 0;
     if (count != nullptr) {
         const auto n = wire::as_uint(count->value);
@@ -106,16 +133,18 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
         }
         // Add members may have come first (no count known yet).
         if (it != boots_.end() && it->second.leaders_expected != 0 &&
-            (it->second.leaders_expected != leaders || it->second.leaders.size() >= leaders)) {
+            (it->second.leaders_expected != leaders || it->second.leader_count() >= leaders)) {
             log()->warn("server: group {}: leader {} says {} leaders, the construct has {} of {}",
-                        id, describe(me), leaders, it->second.leaders.size(),
+                        id, describe(me), leaders, it->second.leader_count(),
                         it->second.leaders_expected);
             refuse(reply, PMIX_ERR_BAD_PARAM);
             return true;
         }
-        if (!groups_.collectives_.all_local(named)) {
-            log()->info("server: group {}: a bootstrap construct across servers is not supported",
-                        id);
+        if (!groups_.collectives_.all_local(named) && !capable()) {
+            log()->info(
+                "server: group {}: a bootstrap across servers needs the host's "
+                "notify_event and group upcalls",
+                id);
             refuse(reply, PMIX_ERR_NOT_SUPPORTED);
             if (it != boots_.end()) fail(id, PMIX_ERR_NOT_SUPPORTED);
             return true;
@@ -129,7 +158,15 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
                 log()->warn("server: group {}: {} names {}, which ended", id, describe(me),
                             describe(key_of(p)));
                 refuse(reply, PMIX_ERR_LOST_CONNECTION);
-                if (it != boots_.end()) fail(id, PMIX_ERR_LOST_CONNECTION);
+                if (it != boots_.end()) {
+                    end(id, PMIX_ERR_LOST_CONNECTION, true);
+                } else if (capable()) {
+                    // The other servers' participants must not wait for it.
+                    Boot mine;
+                    for (const auto &q : named) mine.named.insert(key_of(q));
+                    if (!others(mine).empty()) ended_[id] = Ended{PMIX_ERR_LOST_CONNECTION, {me}};
+                    tell_others(PMIX_ERR_LOST_CONNECTION, id, mine, nullptr);
+                }
                 return true;
             }
         }
@@ -137,13 +174,13 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
     Boot &b = boots_[id];
     b.optional = b.optional || optional;
     b.ft_collective = b.ft_collective || ft;
-    b.gone.insert(ended.begin(), ended.end());
     if (add_member) {
         b.adds[me] = reply;
     } else {
         b.leaders_expected = leaders;
         b.leaders[me] = reply;
         for (const auto &p : named) b.named.insert(key_of(p));
+        b.across = b.across || !groups_.collectives_.all_local(named);
     }
     std::size_t cid = SIZE_MAX;  // none
     if (const auto *i = find_info(info, PMIX_GROUP_LOCAL_CID)) {
@@ -154,38 +191,58 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
         b.assign_context_id || mca::info_flag(info, PMIX_GROUP_ASSIGN_CONTEXT_ID).value_or(false);
     b.notify_termination =
         b.notify_termination || mca::info_flag(info, PMIX_GROUP_NOTIFY_TERMINATION).value_or(false);
-    if (request.timeout > 0) {
-        // The earliest deadline of any caller's PMIX_TIMEOUT.
-        const auto deadline =
-            std::chrono::steady_clock::now() + std::chrono::seconds(request.timeout);
-        if (b.timer == 0 || deadline < b.deadline) {
-            auto &engine = runtime::ProgressEngine::instance();
-            if (b.timer != 0) engine.cancel(b.timer);
-            b.deadline = deadline;
-            b.timer = engine.after(std::chrono::seconds(request.timeout), [this, id] {
-                auto t = boots_.find(id);
-                if (t == boots_.end()) return;
-                t->second.timer = 0;
-                if (complete_without_late(id)) return;
-                log()->warn("server: bootstrap group {} timed out", id);
-                fail(id, PMIX_ERR_TIMEOUT);
-            });
-        }
-    }
+    arm_timer(id, b, request.timeout);
     log()->info("server: group {}: bootstrap {} {} ({} of {} leaders)", id,
-                add_member ? "add member" : "leader", describe(me), b.leaders.size(),
+                add_member ? "add member" : "leader", describe(me), b.leader_count(),
                 b.leaders_expected);
+    if (!add_member) {
+        // Every other server learns this leader's part (across servers).
+        const pmix_proc_t lp = proc_of(me);
+        const std::size_t n = leaders;
+        const std::size_t t = request.timeout;
+        tell_others(PMIX_GROUP_LEADER_SELECTED, id, b, &lp,
+                    {load_info(kBootstrap, &n, PMIX_SIZE), procs_info(kBootProcs, named),
+                     load_info(kBootTimeout, &t, PMIX_SIZE),
+                     load_info(PMIX_GROUP_ASSIGN_CONTEXT_ID, &b.assign_context_id, PMIX_BOOL),
+                     load_info(PMIX_GROUP_OPTIONAL, &optional, PMIX_BOOL),
+                     load_info(PMIX_GROUP_FT_COLLECTIVE, &ft, PMIX_BOOL),
+                     load_info(PMIX_GROUP_NOTIFY_TERMINATION, &b.notify_termination, PMIX_BOOL)});
+    }
+    // Named processes that ended already (the construct tolerates it): left
+    // out here, and the other servers are told.
+    for (const auto &k : ended) participant_lost(id, k, true);
     check(id);
     return true;
+}
+
+void GroupBootstrap::arm_timer(const std::string &id, Boot &b, std::uint32_t seconds) {
+    if (seconds == 0) return;
+    // The earliest deadline of any caller's PMIX_TIMEOUT.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    if (b.timer != 0 && deadline >= b.deadline) return;
+    if (b.completing && (b.optional || b.ft_collective)) return;  // the host bounds it
+    auto &engine = runtime::ProgressEngine::instance();
+    if (b.timer != 0) engine.cancel(b.timer);
+    b.deadline = deadline;
+    b.timeout_s = seconds;
+    b.timer = engine.after(std::chrono::seconds(seconds), [this, id] {
+        auto t = boots_.find(id);
+        if (t == boots_.end()) return;
+        t->second.timer = 0;
+        if (complete_without_late(id)) return;
+        log()->warn("server: bootstrap group {} timed out", id);
+        end(id, PMIX_ERR_TIMEOUT, true);
+    });
 }
 
 void GroupBootstrap::check(const std::string &id) {
     auto it = boots_.find(id);
     if (it == boots_.end()) return;
     Boot &b = it->second;
-    if (b.completing || b.leaders_expected == 0 || b.leaders.size() < b.leaders_expected) return;
+    if (b.completing || b.leaders_expected == 0 || b.leader_count() < b.leaders_expected) return;
+    // Across servers each server waits for its own named processes only.
     for (const auto &k : b.named) {
-        if (b.awaited(k)) return;
+        if (b.awaited(k) && groups_.is_local(proc_of(k))) return;
     }
     if (b.timer != 0) {
         runtime::ProgressEngine::instance().cancel(b.timer);
@@ -202,6 +259,10 @@ void GroupBootstrap::check(const std::string &id) {
         refuse(a->second, PMIX_ERR_BAD_PARAM);
         b.local_cids.erase(a->first);
         a = b.adds.erase(a);
+    }
+    if (b.across) {
+        call_host_across(id);
+        return;
     }
     if (!b.assign_context_id) {
         complete(id, PMIX_SUCCESS, std::nullopt);
@@ -279,11 +340,12 @@ bool GroupBootstrap::complete_without_late(const std::string &id) {
     Boot &b = it->second;
     // Without every leader the members are not known: the construct fails.
     if (!b.optional || b.completing || b.leaders_expected == 0 ||
-        b.leaders.size() < b.leaders_expected)
+        b.leader_count() < b.leaders_expected)
         return false;
+    // This server's own late processes (each server leaves out its own).
     std::set<ProcKey> late;
     for (const auto &k : b.named) {
-        if (b.awaited(k)) late.insert(k);
+        if (b.awaited(k) && groups_.is_local(proc_of(k))) late.insert(k);
     }
     log()->info("server: bootstrap group {}: {} optional members late; it forms without them", id,
                 late.size());
@@ -324,20 +386,271 @@ void GroupBootstrap::client_departed(const ProcKey &client) {
             // An add member nobody named yet: forgotten.
             b.adds.erase(client);
             b.local_cids.erase(client);
-            if (b.leaders.empty() && b.adds.empty()) fail(id, PMIX_ERR_LOST_CONNECTION);
+            if (b.leaders.empty() && b.adds.empty() && b.remote_leaders.empty())
+                fail(id, PMIX_ERR_LOST_CONNECTION);
             continue;
         }
         log()->info("server: group {}: bootstrap participant {} ended", id, describe(client));
-        if (b.optional || b.ft_collective) {
-            // Left out: the construct goes on with the others.
-            b.gone.insert(client);
-            if (!b.completing) check(id);
-        } else if (b.completing) {
-            b.lost = true;  // the host's answer is awaited: it fails then
-        } else {
-            fail(id, PMIX_ERR_LOST_CONNECTION);
-        }
+        participant_lost(id, client, true);
     }
+}
+
+void GroupBootstrap::participant_lost(const std::string &id, const ProcKey &who, bool tell) {
+    auto it = boots_.find(id);
+    if (it == boots_.end()) return;
+    Boot &b = it->second;
+    if (b.gone.count(who) != 0) return;  // left out already
+    const pmix_proc_t p = proc_of(who);
+    if (b.optional || b.ft_collective) {
+        // Left out: the construct goes on with the others (on every server).
+        b.gone.insert(who);
+        if (tell)
+            tell_others(PMIX_GROUP_MEMBER_FAILED, id, b, nullptr,
+                        {load_info(PMIX_EVENT_AFFECTED_PROC, &p, PMIX_PROC)});
+        if (!b.completing) check(id);
+    } else if (b.completing) {
+        b.lost = true;  // the host's answer is awaited: it fails then
+        if (tell)
+            tell_others(PMIX_GROUP_MEMBER_FAILED, id, b, nullptr,
+                        {load_info(PMIX_EVENT_AFFECTED_PROC, &p, PMIX_PROC)});
+    } else {
+        end(id, PMIX_ERR_LOST_CONNECTION, tell);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// across servers
+
+bool GroupBootstrap::capable() const {
+    return groups_.host_->notify_event != nullptr && groups_.host_->group != nullptr &&
+           static_cast<bool>(groups_.raise_out_);
+}
+
+std::vector<pmix_proc_t> GroupBootstrap::others(const Boot &b) const {
+    std::vector<pmix_proc_t> out;
+    std::set<ProcKey> seen;
+    auto add = [&](const ProcKey &k) {
+        if (groups_.clients_.find_client(k) == nullptr && seen.insert(k).second)
+            out.push_back(proc_of(k));
+    };
+    for (const auto &[ns, j] : groups_.clients_.jobs()) {
+        for (pmix_rank_t r = 0; r < j.job_size; ++r) add({ns, r});
+    }
+    for (const auto &k : b.named) add(k);
+    for (const auto &k : b.remote_leaders) add(k);
+    return out;
+}
+
+void GroupBootstrap::tell_others(pmix_status_t code, const std::string &id, const Boot &b,
+                                 const pmix_proc_t *source, std::vector<pmix_info_t> extra) {
+    std::vector<pmix_proc_t> to;
+    if (capable()) to = others(b);
+    if (to.empty()) {
+        for (auto &i : extra) PMIx_Value_destruct(&i.value);  // owned by this call
+        return;
+    }
+    extra.push_back(load_info(kBootKey, id.c_str(), PMIX_STRING));
+    groups_.send_to_servers(code, id, source, to, std::move(extra));
+}
+
+void GroupBootstrap::call_host_across(const std::string &id) {
+    auto it = boots_.find(id);
+    if (it == boots_.end()) return;
+    Boot &b = it->second;
+    // The timer keeps running: this server's callers are bounded by their
+    // PMIX_TIMEOUT even while the host gathers the other servers' parts
+    // (with PMIX_GROUP_OPTIONAL / _FT_COLLECTIVE the host bounds it).
+    if (b.timer != 0 && (b.optional || b.ft_collective)) {
+        runtime::ProgressEngine::instance().cancel(b.timer);
+        b.timer = 0;
+    }
+    std::vector<pmix_proc_t> members, local, view;
+    bool any_local = false;
+    for (const auto &k : b.named) {
+        const pmix_proc_t p = proc_of(k);
+        members.push_back(p);
+        const bool here = groups_.is_local(p);
+        any_local = any_local || here;
+        if (b.gone.count(k) != 0) continue;
+        view.push_back(p);
+        if (here) local.push_back(p);
+    }
+    if (!any_local) {
+        // No member is served here: the other servers form the group.
+        log()->info("server: group {}: bootstrap complete elsewhere (no member here)", id);
+        boots_.erase(it);
+        return;
+    }
+    b.completing = true;
+    // As a collective construct across servers: this server's members'
+    // data, the count, the timeout and, with left-out members, its view.
+    auto args = groups_.invitation_args(b.assign_context_id, local);
+    const std::size_t n = b.leaders_expected;
+    args->load(kBootstrap, &n, PMIX_SIZE);
+    if (b.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(b.timeout_s));
+    const pmix_status_t ok = PMIX_SUCCESS;
+    args->load(PMIX_LOCAL_COLLECTIVE_STATUS, &ok, PMIX_STATUS);
+    if (!b.gone.empty()) args->info.push_back(procs_info(PMIX_GROUP_MEMBERSHIP, view));
+    log()->info("server: group {}: bootstrap across servers, {} members, {} here", id,
+                members.size(), local.size());
+    const bool assign = b.assign_context_id;
+    groups_.call_host(
+        PMIX_GROUP_CONSTRUCT, id, members, args,
+        [this, id, assign](pmix_status_t st, wire::InfoArray results) {
+            auto t = boots_.find(id);
+            if (t == boots_.end() || !t->second.completing) return;  // ended
+            std::optional<std::size_t> cid = context_id_in(results.span());
+            // One id for the whole group must come from the host.
+            if (st == PMIX_SUCCESS && assign && !cid) st = PMIX_ERR_NOT_SUPPORTED;
+            if (st == PMIX_SUCCESS) {
+                groups_.keep_endpoints(results);
+                // The servers' views intersected: absent elsewhere.
+                if (const auto *m = find_info(results.span(), PMIX_GROUP_MEMBERSHIP)) {
+                    std::set<ProcKey> kept;
+                    for (const auto &p : events::procs_of(m->value)) kept.insert(key_of(p));
+                    for (const auto &k : t->second.named) {
+                        if (kept.count(k) == 0) t->second.gone.insert(k);
+                    }
+                }
+            }
+            complete(id, st, assign ? cid : std::nullopt);
+        });
+}
+
+void GroupBootstrap::end_host_part(const std::string &id, const Boot &b, pmix_status_t status) {
+    std::vector<pmix_proc_t> members, local;
+    for (const auto &k : b.named) {
+        members.push_back(proc_of(k));
+        if (groups_.is_local(proc_of(k))) local.push_back(proc_of(k));
+    }
+    if (local.empty() && b.leaders.empty() && b.adds.empty()) return;  // no part here
+    log()->info("server: group {}: the host is told that the bootstrap ended here ({})", id,
+                PMIx_Error_string(status));
+    auto args = groups_.invitation_args(b.assign_context_id, local);
+    const std::size_t n = b.leaders_expected;
+    args->load(kBootstrap, &n, PMIX_SIZE);
+    args->load(PMIX_LOCAL_COLLECTIVE_STATUS, &status, PMIX_STATUS);
+    groups_.call_host(PMIX_GROUP_CONSTRUCT, id, members, args,
+                      [](pmix_status_t, wire::InfoArray) {});
+}
+
+void GroupBootstrap::end(const std::string &id, pmix_status_t status, bool tell) {
+    auto it = boots_.find(id);
+    if (it == boots_.end()) {
+        // Ended at another server before anybody called here: the local
+        // processes that come get its status.
+        if (!tell && capable()) ended_[id] = Ended{status, {}};
+        return;
+    }
+    Boot &b = it->second;
+    const bool multi = b.across || (capable() && !others(b).empty());
+    if (tell) tell_others(status, id, b, nullptr);
+    // Handed to the host already: its answer is for nobody any more (a
+    // server that ended before its upcall gave the host its part too).
+    if (b.across && !b.completing) end_host_part(id, b, status);
+    if (multi) {
+        Ended e{status, {}};
+        for (const auto &[k, r] : b.leaders) e.answered.insert(k);
+        for (const auto &[k, r] : b.adds) e.answered.insert(k);
+        for (const auto &k : b.named) {
+            if (groups_.is_local(proc_of(k))) e.answered.insert(k);  // latecomers: failed_
+        }
+        ended_[id] = std::move(e);
+    }
+    fail(id, status);
+}
+
+bool GroupBootstrap::message(const events::Event &ev) {
+    const auto info = ev.info_span();
+    const pmix_info_t *key = find_info(info, kBootKey);
+    if (key == nullptr) return false;
+    if (key->value.type != PMIX_STRING || key->value.data.string == nullptr) return true;
+    const std::string id = key->value.data.string;
+    const pmix_info_t *affected = find_info(info, PMIX_EVENT_AFFECTED_PROC);
+    const bool has_affected = affected != nullptr && affected->value.type == PMIX_PROC &&
+                              affected->value.data.proc != nullptr;
+    if (ev.status == PMIX_GROUP_MEMBER_FAILED) {
+        // A named participant served elsewhere ended.
+        if (!has_affected || groups_.is_local(*affected->value.data.proc)) return true;
+        const ProcKey who = key_of(*affected->value.data.proc);
+        log()->info("server: group {}: bootstrap participant {} ended (told by the host)", id,
+                    describe(who));
+        participant_lost(id, who, false);
+        return true;
+    }
+    if (ev.status != PMIX_GROUP_LEADER_SELECTED) {
+        // The construct ended at another server; with an affected process:
+        // that server refuses this server's leader (their counts differ).
+        if (has_affected && groups_.is_local(*affected->value.data.proc)) {
+            auto it = boots_.find(id);
+            const ProcKey who = key_of(*affected->value.data.proc);
+            if (it == boots_.end() || it->second.completing) return true;
+            auto l = it->second.leaders.find(who);
+            if (l == it->second.leaders.end()) return true;
+            log()->warn("server: group {}: leader {}'s count differs from another server's", id,
+                        describe(who));
+            refuse(l->second, ev.status);
+            it->second.leaders.erase(l);
+            return true;
+        }
+        log()->info("server: group {}: bootstrap ended at another server: {}", id,
+                    PMIx_Error_string(ev.status));
+        // Also when this server's part is with the host already: the other
+        // server may never give the host its own.
+        end(id, ev.status, false);
+        return true;
+    }
+    // A leader served elsewhere called.
+    const ProcKey leader = key_of(ev.source);
+    if (groups_.is_local(ev.source)) return true;
+    if (boots_.count(id) == 0 && ended_.count(id) != 0) return true;  // ended here already
+    std::optional<std::uint64_t> count;
+    if (const auto *c = find_info(info, kBootstrap)) count = wire::as_uint(c->value);
+    if (!count || *count == 0) return true;
+    std::vector<pmix_proc_t> named;
+    if (const auto *p = find_info(info, kBootProcs)) named = expand(events::procs_of(p->value));
+    named.push_back(ev.source);
+    auto it = boots_.find(id);
+    if (it != boots_.end() &&
+        (it->second.completing || it->second.remote_leaders.count(leader) != 0))
+        return true;
+    if (it != boots_.end() && it->second.leaders_expected != 0 &&
+        (it->second.leaders_expected != *count || it->second.leader_count() >= *count)) {
+        // As on one server: the leader whose count differs is refused.
+        log()->warn(
+            "server: group {}: leader {} (elsewhere) says {} leaders, the construct has {} "
+            "of {}",
+            id, describe(leader), *count, it->second.leader_count(), it->second.leaders_expected);
+        const pmix_proc_t lp = ev.source;
+        tell_others(PMIX_ERR_BAD_PARAM, id, it->second, nullptr,
+                    {load_info(PMIX_EVENT_AFFECTED_PROC, &lp, PMIX_PROC)});
+        return true;
+    }
+    Boot &b = boots_[id];
+    b.remote_leaders.insert(leader);
+    b.across = true;
+    b.leaders_expected = *count;
+    for (const auto &p : named) b.named.insert(key_of(p));
+    auto flag = [&](const char *k) { return mca::info_flag(info, k).value_or(false); };
+    b.assign_context_id = b.assign_context_id || flag(PMIX_GROUP_ASSIGN_CONTEXT_ID);
+    b.optional = b.optional || flag(PMIX_GROUP_OPTIONAL);
+    b.ft_collective = b.ft_collective || flag(PMIX_GROUP_FT_COLLECTIVE);
+    b.notify_termination = b.notify_termination || flag(PMIX_GROUP_NOTIFY_TERMINATION);
+    if (const auto *t = find_info(info, kBootTimeout)) {
+        if (auto v = wire::as_uint(t->value)) arm_timer(id, b, static_cast<std::uint32_t>(*v));
+    }
+    log()->info("server: group {}: bootstrap leader {} elsewhere ({} of {} leaders)", id,
+                describe(leader), b.leader_count(), b.leaders_expected);
+    // A named process served here that ended already will never call.
+    for (const auto &p : named) {
+        const ClientRecord *c = groups_.clients_.find_client(key_of(p));
+        if (c == nullptr || !c->gone()) continue;
+        log()->info("server: group {}: {} names {}, which ended", id, describe(leader),
+                    describe(key_of(p)));
+        participant_lost(id, key_of(p), true);  // left out, or the construct ends
+    }
+    check(id);
+    return true;
 }
 
 void GroupBootstrap::clear() {
@@ -345,6 +658,7 @@ void GroupBootstrap::clear() {
         if (b.timer != 0) runtime::ProgressEngine::instance().cancel(b.timer);
     }
     boots_.clear();
+    ended_.clear();
 }
 
 }  // namespace pmixpp::server

@@ -6,8 +6,11 @@
 // of its collection; those call construct with no procs. The construct
 // completes when that many leaders and every process they named have
 // called; the group's membership is everything named, in (nspace, rank)
-// order. Every participant must be a client of this server (else
-// PMIX_ERR_NOT_SUPPORTED). With PMIX_GROUP_OPTIONAL or _FT_COLLECTIVE a
+// order. Participants served by other servers take part through the host:
+// each leader's call is announced to the other servers as a consumed event
+// (the host's notify_event), every server learns the whole membership, and
+// each calls the host's `group` upcall once its own named processes have
+// called (docs/groups.md, "Bootstrap across servers"). With PMIX_GROUP_OPTIONAL or _FT_COLLECTIVE a
 // participant that ends is left out (PMIX_ERR_PARTIAL_SUCCESS). Part of the Groups service
 // (groups.hpp), which hands it its requests, departures and stop. Progress thread only.
 #pragma once
@@ -24,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "event/event.hpp"
 #include "server/client_table.hpp"
 #include "wire/codec.hpp"
 
@@ -48,6 +52,10 @@ class GroupBootstrap {
     void client_departed(const ProcKey &client);
     // Server stop: everything goes, nobody is answered.
     void clear();
+    // An event the host notified: true when it was another server's
+    // bootstrap message (a leader's announcement, a lost participant, the
+    // construct's end), consumed here.
+    bool message(const events::Event &ev);
 
   private:
     struct Boot {
@@ -69,6 +77,14 @@ class GroupBootstrap {
         bool optional = false;
         bool ft_collective = false;
         std::set<ProcKey> gone;  // left out
+        // Across servers: the leaders served elsewhere (announced through
+        // the host), whether any participant is served elsewhere, the
+        // earliest PMIX_TIMEOUT (seconds) to pass on, and the host's
+        // `group` upcall made (its answer completes the construct).
+        std::set<ProcKey> remote_leaders;
+        bool across = false;
+        std::uint32_t timeout_s = 0;
+        std::size_t leader_count() const { return leaders.size() + remote_leaders.size(); }
         // A named process that has neither called nor been left out.
         bool awaited(const ProcKey &k) const {
             return leaders.count(k) == 0 && adds.count(k) == 0 && gone.count(k) == 0;
@@ -89,8 +105,39 @@ class GroupBootstrap {
     // construct must fail instead.
     bool complete_without_late(const std::string &id);
 
+    // ---- across servers ----
+    // Whether the host can carry a bootstrap across servers (notify_event
+    // and group upcalls).
+    bool capable() const;
+    // The processes this server knows of that it does not serve: the
+    // announcement's range (every other server of a job known here).
+    std::vector<pmix_proc_t> others(const Boot &b) const;
+    // A message to the other servers (consumed there by message()).
+    void tell_others(pmix_status_t code, const std::string &id, const Boot &b,
+                     const pmix_proc_t *source, std::vector<pmix_info_t> extra = {});
+    // The earliest deadline: arms (or moves) the construct's timer.
+    void arm_timer(const std::string &id, Boot &b, std::uint32_t seconds);
+    // Every local named process called: this server's `group` upcall.
+    void call_host_across(const std::string &id);
+    // A construct across servers ended here before its upcall: the host
+    // still gets this server's part with that status (docs/groups.md).
+    void end_host_part(const std::string &id, const Boot &b, pmix_status_t status);
+    // A named local process that ended (departure or found gone).
+    void participant_lost(const std::string &id, const ProcKey &who, bool tell);
+    // Ends `id` with `status` here and, when `tell`, on the other servers.
+    void end(const std::string &id, pmix_status_t status, bool tell);
+
+    // An id whose construct across servers ended: the local processes that
+    // were not answered yet get its status when they call (once each); one
+    // that was answered and calls again starts a new construct.
+    struct Ended {
+        pmix_status_t status = PMIX_ERR_TIMEOUT;
+        std::set<ProcKey> answered;
+    };
+
     Groups &groups_;
     std::map<std::string, Boot> boots_;
+    std::map<std::string, Ended> ended_;
 };
 
 }  // namespace pmixpp::server

@@ -105,6 +105,9 @@ class Groups final : public DepartureListener {
     // message of the invitation protocol between servers, consumed here
     // (group_invite.cpp; docs/groups.md, "Invitations across servers").
     bool invitation_message(const events::Event &ev);
+    // An event the host notified: true when it was a message of the
+    // bootstrap method across servers, consumed here (group_bootstrap.cpp).
+    bool bootstrap_message(const events::Event &ev) { return bootstrap_.message(ev); }
 
   private:
     // A construct under way, by group id.

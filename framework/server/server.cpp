@@ -53,6 +53,10 @@ Server::Server() {
     events_.observe_client_events([this](const ProcKey &source, const events::Event &ev) {
         groups_.client_event(source, ev);
     });
+    // The bootstrap method across servers: the servers' messages, carried by the host
+    // (group_bootstrap.cpp); asked first, they are marked by a key of their own.
+    events_.observe_host_events(
+        [this](const events::Event &ev) { return groups_.bootstrap_message(ev); });
     // Invitations across servers: the servers' messages, carried by the host (group_invite.cpp).
     events_.observe_host_events(
         [this](const events::Event &ev) { return groups_.invitation_message(ev); });

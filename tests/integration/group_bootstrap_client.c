@@ -29,7 +29,29 @@
  *                                           PMIX_GROUP_OPTIONAL: ranks 0 and
  *                                           1 form the group without rank 2
  *                                           (PARTIAL_SUCCESS), which gets
- *                                           PMIX_ERR_TIMEOUT when it comes */
+ *                                           PMIX_ERR_TIMEOUT when it comes
+ *
+ * Across the two servers of tests/multinode/twonode_host (4 ranks: 0, 1 on
+ * node0, 2, 3 on node1; docs/groups.md, "Bootstrap across servers"):
+ *        group_bootstrap_client across  - ranks 0 (node0) and 2 (node1) lead,
+ *                                           rank 0 adds rank 3 and rank 2 adds
+ *                                           rank 1 (each served by the other
+ *                                           server), with a context id: one
+ *                                           id, members 0-3, every member's
+ *                                           data, then fence and destruct
+ *        group_bootstrap_client across-one-leader - rank 0 alone leads and
+ *                                           adds 1, 2, 3: node1 has no leader
+ *        group_bootstrap_client across-dies | across-optional-dies - leaders
+ *                                           as in across; rank 3 (node1),
+ *                                           named by rank 0 (node0), dies:
+ *                                           PMIX_ERR_LOST_CONNECTION for 0-2,
+ *                                           or with PMIX_GROUP_OPTIONAL the
+ *                                           group 0-2 (PARTIAL_SUCCESS, then
+ *                                           PMIX_GROUP_MEMBERSHIP_UPDATE)
+ *        group_bootstrap_client across-timeout - rank 0 leads, adds 1 and 2
+ *                                           (node1); rank 2 comes after the
+ *                                           PMIX_TIMEOUT: PMIX_ERR_TIMEOUT for
+ *                                           all, the latecomer included */
 #include <pmix.h>
 
 #include <signal.h>
@@ -360,11 +382,163 @@ static void mode_optional_late(void) {
     CHECK(PMIx_Group_destruct("boot-opt-late", NULL, 0), "destruct");
 }
 
+/* ---- across the two servers of tests/multinode/twonode_host ---- */
+
+static void need_two_nodes(void) {
+    if (nprocs != 4) FAIL("the across modes need the 4 ranks of twonode_host");
+}
+
+static atomic_int update_seen; /* PMIX_GROUP_MEMBERSHIP_UPDATE with 3 members */
+
+static void update_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)results, (void)nresults;
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_MEMBERSHIP) &&
+            info[i].value.type == PMIX_DATA_ARRAY && info[i].value.data.darray->size == 3)
+            atomic_store(&update_seen, 1);
+    }
+    if (cbfunc != NULL) cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* One call of the across modes: a leader (BOOTSTRAP = nleaders, adding
+ * `adds`) or an add member; returns the construct's status. */
+static pmix_status_t across_call(const char *grp, int leader, size_t nleaders,
+                                 const pmix_rank_t *adds, size_t nadds, int timeout,
+                                 const char *flag, pmix_info_t **results, size_t *nresults) {
+    pmix_info_t info[5];
+    size_t n = 0;
+    bool yes = true;
+    pmix_proc_t procs[3];
+    pmix_data_array_t darray = {PMIX_PROC, nadds, procs};
+    PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    if (flag != NULL) PMIX_INFO_LOAD(&info[n++], flag, &yes, PMIX_BOOL);
+    if (leader) {
+        PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+        load_bootstrap(&info[n++], nleaders);
+        for (size_t k = 0; k < nadds; ++k) PMIX_LOAD_PROCID(&procs[k], me.nspace, adds[k]);
+        if (nadds > 0) PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_ADD_MEMBERS, &darray, PMIX_DATA_ARRAY);
+    }
+    pmix_status_t rc =
+        PMIx_Group_construct(grp, leader ? &me : NULL, leader ? 1 : 0, info, n, results, nresults);
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    return rc;
+}
+
+/* across / across-one-leader: the group of all four ranks. */
+static void mode_across(int two_leaders) {
+    need_two_nodes();
+    char text[64];
+    snprintf(text, sizeof text, "rank %u", me.rank);
+    put_commit("boot.key", text);
+    const char *grp = two_leaders ? "boot-across" : "boot-across-one";
+    int leader;
+    pmix_rank_t adds[3];
+    size_t nadds = 0;
+    if (two_leaders) {
+        /* Each leader names a process served by the other server. */
+        leader = me.rank == 0 || me.rank == 2;
+        adds[nadds++] = me.rank == 0 ? 3 : 1;
+    } else {
+        leader = me.rank == 0;
+        adds[nadds++] = 1, adds[nadds++] = 2, adds[nadds++] = 3;
+    }
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    CHECK(across_call(grp, leader, two_leaders ? 2 : 1, adds, nadds, 30, NULL, &results, &nresults),
+          leader ? "bootstrap construct (leader)" : "bootstrap construct (add member)");
+    size_t cid = check_results(grp, 0, 4, results, nresults);
+    PMIX_INFO_FREE(results, nresults);
+    if (cid == SIZE_MAX) FAIL("no context id");
+    /* The same at every member: exchanged through the group's own fence. */
+    bool yes = true;
+    snprintf(text, sizeof text, "%zu", cid);
+    put_commit("boot.cid", text);
+    pmix_proc_t wild;
+    pmix_info_t collect;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    PMIX_LOAD_PROCID(&wild, grp, PMIX_RANK_WILDCARD);
+    CHECK(PMIx_Fence(&wild, 1, &collect, 1), "collecting fence over the group");
+    PMIX_INFO_DESTRUCT(&collect);
+    for (uint32_t r = 0; r < nprocs; ++r) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me.nspace, r);
+        expect_key(&p, "boot.cid", text);
+    }
+    use_group(grp, 0, 4);
+    printf("bootstrap across ok: %s, context id %zu\n", leader ? "leader" : "add member", cid);
+}
+
+/* across-dies / across-optional-dies: rank 3 (node1) dies; rank 0 (node0)
+ * names it. */
+static void mode_across_dies(int optional) {
+    need_two_nodes();
+    if (me.rank == 3) raise(SIGKILL);
+    char text[64];
+    snprintf(text, sizeof text, "rank %u", me.rank);
+    put_commit("boot.key", text);
+    if (optional) {
+        pmix_status_t code = PMIX_GROUP_MEMBERSHIP_UPDATE;
+        group_register(&code, 1, NULL, 0, update_handler);
+    }
+    const char *grp = optional ? "boot-across-opt" : "boot-across-dies";
+    const int leader = me.rank == 0 || me.rank == 2;
+    const pmix_rank_t add = me.rank == 0 ? 3 : 1;
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc = across_call(grp, leader, 2, &add, 1, 30,
+                                   optional ? PMIX_GROUP_OPTIONAL : NULL, &results, &nresults);
+    if (!optional) {
+        if (rc != PMIX_ERR_LOST_CONNECTION) FAIL("construct: %s", PMIx_Error_string(rc));
+        printf("bootstrap across lost ok: %s\n", PMIx_Error_string(rc));
+        return;
+    }
+    if (rc != PMIX_ERR_PARTIAL_SUCCESS) FAIL("construct: %s", PMIx_Error_string(rc));
+    check_results(grp, 0, 3, results, nresults);
+    PMIX_INFO_FREE(results, nresults);
+    while (!atomic_load(&update_seen)) usleep(1000); /* bounded by alarm() */
+    for (uint32_t g = 0; g < 3; ++g) {
+        pmix_proc_t real, by_group;
+        PMIX_LOAD_PROCID(&real, me.nspace, g);
+        PMIX_LOAD_PROCID(&by_group, grp, g);
+        snprintf(text, sizeof text, "rank %u", g);
+        expect_key(&real, "boot.key", text);
+        expect_key(&by_group, "boot.key", text);
+    }
+    CHECK(PMIx_Group_destruct(grp, NULL, 0), "destruct");
+    printf("bootstrap across without the dead ok: 3 members\n");
+}
+
+/* across-timeout: rank 2 (node1), named by rank 0 (node0), comes late. */
+static void mode_across_timeout(void) {
+    need_two_nodes();
+    pmix_status_t rc;
+    if (me.rank == 3) {
+        CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+        return;
+    }
+    if (me.rank == 2) {
+        /* The latecomer: this fence completes once the others gave up. */
+        CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+        rc = PMIx_Group_construct("boot-across-late", NULL, 0, NULL, 0, NULL, NULL);
+        if (rc != PMIX_ERR_TIMEOUT) FAIL("the latecomer got %s", PMIx_Error_string(rc));
+        printf("bootstrap across latecomer got %s\n", PMIx_Error_string(rc));
+        return;
+    }
+    const pmix_rank_t adds[2] = {1, 2};
+    rc = across_call("boot-across-late", me.rank == 0, 1, adds, 2, 2, NULL, NULL, NULL);
+    if (rc != PMIX_ERR_TIMEOUT) FAIL("construct without rank 2: %s", PMIx_Error_string(rc));
+    printf("bootstrap across timed out as expected\n");
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr,
                 "usage: group_bootstrap_client "
-                "leaders|add|bad|timeout|optional-dies|ft-dies|optional-late\n");
+                "leaders|add|bad|timeout|optional-dies|ft-dies|optional-late|across|"
+                "across-one-leader|across-dies|across-optional-dies|across-timeout\n");
         return 2;
     }
     alarm(90); /* every wait below is bounded */
@@ -385,6 +559,16 @@ int main(int argc, char **argv) {
         mode_optional_late();
     } else if (strcmp(mode, "ft-dies") == 0) {
         mode_tolerant_dies(PMIX_GROUP_FT_COLLECTIVE);
+    } else if (strcmp(mode, "across") == 0) {
+        mode_across(1);
+    } else if (strcmp(mode, "across-one-leader") == 0) {
+        mode_across(0);
+    } else if (strcmp(mode, "across-dies") == 0) {
+        mode_across_dies(0);
+    } else if (strcmp(mode, "across-optional-dies") == 0) {
+        mode_across_dies(1);
+    } else if (strcmp(mode, "across-timeout") == 0) {
+        mode_across_timeout();
     } else {
         FAIL("unknown mode %s", mode);
     }
