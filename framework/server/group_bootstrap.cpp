@@ -77,6 +77,31 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
         }
         ended_.erase(e);
     }
+    // A construct this server thought complete elsewhere names the caller:
+    // it was not registered here yet when every leader was known.
+    if (auto e = elsewhere_.find(id); e != elsewhere_.end() && boots_.count(id) == 0) {
+        if (e->second.named.count(me) != 0) {
+            log()->info("server: group {}: {} is named and served here after all", id,
+                        describe(me));
+            Boot &back = boots_[id] = std::move(e->second);
+            elsewhere_.erase(e);
+            if (back.timeout_s > 0) {
+                // Its PMIX_TIMEOUT still counts: what is left of it, or its end.
+                const auto now = std::chrono::steady_clock::now();
+                if (now >= back.deadline) {
+                    back.adds[me] = reply;  // answered with the others
+                    end(id, PMIX_ERR_TIMEOUT, true);
+                    return true;
+                }
+                const auto left =
+                    std::chrono::ceil<std::chrono::seconds>(back.deadline - now).count();
+                back.timer = 0;
+                arm_timer(id, back, static_cast<std::uint32_t>(std::max<long long>(left, 1)));
+            }
+        } else {
+            elsewhere_.erase(e);
+        }
+    }
     std::uint64_t leaders = 0;
     if (count != nullptr) {
         const auto n = wire::as_uint(count->value);
@@ -88,10 +113,12 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
         }
         leaders = *n;
     }
-    if (mca::info_flag(info, PMIX_GROUP_LEADER).value_or(false)) {
-        log()->info("server: group {}: PMIX_GROUP_LEADER in a bootstrap construct is not supported",
-                    id);
-        refuse(reply, PMIX_ERR_NOT_SUPPORTED);
+    // PMIX_GROUP_LEADER: a bootstrap leader that decides about failures;
+    // an add member leads nothing (docs/groups.md).
+    const bool declares = mca::info_flag(info, PMIX_GROUP_LEADER).value_or(false);
+    if (declares && add_member) {
+        log()->warn("server: group {}: add member {} passes PMIX_GROUP_LEADER", id, describe(me));
+        refuse(reply, PMIX_ERR_BAD_PARAM);
         return true;
     }
     const bool optional = mca::info_flag(info, PMIX_GROUP_OPTIONAL).value_or(false);
@@ -99,6 +126,8 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
     auto it = boots_.find(id);
     const bool tolerant =
         optional || ft || (it != boots_.end() && (it->second.optional || it->second.ft_collective));
+    // Leaders that decide: an ended participant goes to them (after this call is in).
+    const bool deciders = declares || (it != boots_.end() && !it->second.declared.empty());
     std::vector<ProcKey> ended;  // named processes that ended already (tolerant: left out)
     if (it == boots_.end()) {
         if (groups_.pending_.count(id) != 0 || groups_.check_new_id(id) != PMIX_SUCCESS) {
@@ -149,10 +178,20 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
             if (it != boots_.end()) fail(id, PMIX_ERR_NOT_SUPPORTED);
             return true;
         }
+        if (declares &&
+            (!groups_.collectives_.all_local(named) || (it != boots_.end() && it->second.across))) {
+            log()->info(
+                "server: group {}: PMIX_GROUP_LEADER in a bootstrap across servers is "
+                "not supported",
+                id);
+            refuse(reply, PMIX_ERR_NOT_SUPPORTED);
+            if (it != boots_.end()) end(id, PMIX_ERR_NOT_SUPPORTED, true);
+            return true;
+        }
         // A named process that ended already will never call.
         for (const auto &p : named) {
             const ClientRecord *c = groups_.clients_.find_client(key_of(p));
-            if (c != nullptr && c->gone() && tolerant) {
+            if (c != nullptr && c->gone() && (tolerant || deciders)) {
                 ended.push_back(key_of(p));
             } else if (c != nullptr && c->gone()) {
                 log()->warn("server: group {}: {} names {}, which ended", id, describe(me),
@@ -179,6 +218,7 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
     } else {
         b.leaders_expected = leaders;
         b.leaders[me] = reply;
+        if (declares) b.declared.insert(me);
         for (const auto &p : named) b.named.insert(key_of(p));
         b.across = b.across || !groups_.collectives_.all_local(named);
     }
@@ -206,10 +246,11 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
                      load_info(PMIX_GROUP_ASSIGN_CONTEXT_ID, &b.assign_context_id, PMIX_BOOL),
                      load_info(PMIX_GROUP_OPTIONAL, &optional, PMIX_BOOL),
                      load_info(PMIX_GROUP_FT_COLLECTIVE, &ft, PMIX_BOOL),
-                     load_info(PMIX_GROUP_NOTIFY_TERMINATION, &b.notify_termination, PMIX_BOOL)});
+                     load_info(PMIX_GROUP_NOTIFY_TERMINATION, &b.notify_termination, PMIX_BOOL),
+                     load_info(PMIX_GROUP_LEADER, &declares, PMIX_BOOL)});
     }
-    // Named processes that ended already (the construct tolerates it): left
-    // out here, and the other servers are told.
+    // Named processes that ended already (the construct tolerates it, or
+    // its leaders decide): left out here, and the other servers are told.
     for (const auto &k : ended) participant_lost(id, k, true);
     check(id);
     return true;
@@ -240,11 +281,13 @@ void GroupBootstrap::check(const std::string &id) {
     if (it == boots_.end()) return;
     Boot &b = it->second;
     if (b.completing || b.leaders_expected == 0 || b.leader_count() < b.leaders_expected) return;
+    if (!b.undecided.empty()) return;  // the leaders decide about a failed participant
     // Across servers each server waits for its own named processes only.
     for (const auto &k : b.named) {
         if (b.awaited(k) && groups_.is_local(proc_of(k))) return;
     }
-    if (b.timer != 0) {
+    // On one server the timer ends here; across servers call_host_across decides.
+    if (b.timer != 0 && !b.across) {
         runtime::ProgressEngine::instance().cancel(b.timer);
         b.timer = 0;
     }
@@ -311,7 +354,12 @@ void GroupBootstrap::complete(const std::string &id, pmix_status_t status,
     }
     // The standard: PARTIAL_SUCCESS when members did not take part.
     const pmix_status_t final_status = b.gone.empty() ? PMIX_SUCCESS : PMIX_ERR_PARTIAL_SUCCESS;
-    GroupRecord g{id, members, cid, b.notify_termination, b.ft_collective, {}};
+    // The leaders that declared PMIX_GROUP_LEADER: their results say so.
+    std::set<ProcKey> leads;
+    for (const auto &k : b.declared) {
+        if (b.gone.count(k) == 0) leads.insert(k);
+    }
+    GroupRecord g{id, members, cid, b.notify_termination, b.ft_collective, std::move(leads)};
     std::map<ProcKey, std::uint64_t> cids;
     for (const auto &[k, c] : b.local_cids) {
         if (c != SIZE_MAX) cids[k] = c;
@@ -401,6 +449,28 @@ void GroupBootstrap::participant_lost(const std::string &id, const ProcKey &who,
     Boot &b = it->second;
     if (b.gone.count(who) != 0) return;  // left out already
     const pmix_proc_t p = proc_of(who);
+    const bool was_declared = b.declared.erase(who) != 0;
+    if (!b.declared.empty() || was_declared) {
+        // Its decisions are no longer awaited: an entry it alone held is
+        // decided ("go on") by the others.
+        for (auto &[k, asked] : b.undecided) asked.erase(who);
+        std::erase_if(b.undecided, [](const auto &e) { return e.second.empty(); });
+    }
+    if (!b.optional && !b.ft_collective && !b.completing && !b.declared.empty()) {
+        // The leaders that declared PMIX_GROUP_LEADER decide (one server).
+        if (ask_declared(id, b, who)) return;
+    }
+    if (was_declared && b.declared.empty() && !b.optional && !b.ft_collective) {
+        // The last deciding leader ended: no election in a bootstrap; the
+        // construct fails for all (docs/groups.md).
+        log()->warn("server: group {}: the last deciding leader {} ended", id, describe(who));
+        if (b.completing) {
+            b.lost = true;
+        } else {
+            end(id, PMIX_ERR_LOST_CONNECTION, tell);
+        }
+        return;
+    }
     if (b.optional || b.ft_collective) {
         // Left out: the construct goes on with the others (on every server).
         b.gone.insert(who);
@@ -416,6 +486,72 @@ void GroupBootstrap::participant_lost(const std::string &id, const ProcKey &who,
     } else {
         end(id, PMIX_ERR_LOST_CONNECTION, tell);
     }
+}
+
+bool GroupBootstrap::ask_declared(const std::string &id, Boot &b, const ProcKey &who) {
+    const pmix_proc_t gone = proc_of(who);
+    std::set<ProcKey> asked;
+    for (const auto &l : b.declared) {
+        if (l == who) continue;
+        const pmix_proc_t lp = proc_of(l);
+        std::vector<pmix_info_t> info_out;
+        info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+        info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, {lp}));
+        info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &gone, PMIX_PROC));
+        auto ev = events::Event::make(PMIX_GROUP_MEMBER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
+                                      info_out.data(), info_out.size());
+        for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+        // A leader that cannot be asked is ending: its departure comes next.
+        if (groups_.send_ask(l, id, ev)) asked.insert(l);
+    }
+    if (asked.empty()) return false;
+    log()->info("server: group {}: bootstrap participant {} ended; {} leaders decide", id,
+                describe(who), asked.size());
+    b.gone.insert(who);  // left out unless a leader aborts
+    b.undecided[who] = std::move(asked);
+    return true;
+}
+
+bool GroupBootstrap::decision(wire::Channel &ch, wire::Frame &frame, ClientRecord *client) {
+    wire::BodyReader r(frame.body);
+    std::string id;
+    pmix_status_t code = 0, decision = 0;
+    pmix_proc_t about{};
+    std::uint8_t volunteer = 0;
+    r.str(id);
+    r.i32(code);
+    r.proc(about);
+    r.i32(decision);
+    r.u8(volunteer);
+    auto it = boots_.find(id);
+    if (!r.finished() || client == nullptr || it == boots_.end() || it->second.undecided.empty())
+        return false;  // Groups answers (or closes a malformed request)
+    send_reply(PendingReply::to(ch, frame), status_body(PMIX_SUCCESS));
+    Boot &b = it->second;
+    const ProcKey from = key_of(client->proc);
+    auto u = b.undecided.find(key_of(about));
+    if (code != PMIX_GROUP_MEMBER_FAILED || u == b.undecided.end() || u->second.erase(from) == 0)
+        return true;  // not asked, or answered already
+    if (decision == PMIX_GROUP_CONSTRUCT_ABORT) {
+        log()->info("server: group {}: leader {} aborts the bootstrap", id, describe(from));
+        // The other participants (called or named) are told by the event,
+        // from the leader.
+        std::set<ProcKey> others_here = b.named;
+        for (const auto &[k, reply] : b.adds) others_here.insert(k);
+        std::vector<pmix_proc_t> to;
+        for (const auto &k : others_here) {
+            const ClientRecord *c = groups_.clients_.find_client(k);
+            if (k != from && b.gone.count(k) == 0 && c != nullptr && !c->gone())
+                to.push_back(proc_of(k));
+        }
+        const pmix_proc_t source = proc_of(from);
+        groups_.raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, &source, to);
+        end(id, PMIX_GROUP_CONSTRUCT_ABORT, true);
+        return true;
+    }
+    if (u->second.empty()) b.undecided.erase(u);
+    check(id);
+    return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -476,8 +612,12 @@ void GroupBootstrap::call_host_across(const std::string &id) {
         if (here) local.push_back(p);
     }
     if (!any_local) {
-        // No member is served here: the other servers form the group.
+        // No member is served here: the other servers form the group (kept
+        // in case a named process registers here later).
         log()->info("server: group {}: bootstrap complete elsewhere (no member here)", id);
+        if (b.timer != 0) runtime::ProgressEngine::instance().cancel(b.timer);
+        b.timer = 0;
+        elsewhere_[id] = std::move(b);
         boots_.erase(it);
         return;
     }
@@ -535,6 +675,7 @@ void GroupBootstrap::end_host_part(const std::string &id, const Boot &b, pmix_st
 }
 
 void GroupBootstrap::end(const std::string &id, pmix_status_t status, bool tell) {
+    elsewhere_.erase(id);
     auto it = boots_.find(id);
     if (it == boots_.end()) {
         // Ended at another server before anybody called here: the local
@@ -611,6 +752,7 @@ bool GroupBootstrap::message(const events::Event &ev) {
     if (const auto *p = find_info(info, kBootProcs)) named = expand(events::procs_of(p->value));
     named.push_back(ev.source);
     auto it = boots_.find(id);
+    if (it == boots_.end()) elsewhere_.erase(id);  // a new construct under that id
     if (it != boots_.end() &&
         (it->second.completing || it->second.remote_leaders.count(leader) != 0))
         return true;
@@ -624,6 +766,27 @@ bool GroupBootstrap::message(const events::Event &ev) {
         const pmix_proc_t lp = ev.source;
         tell_others(PMIX_ERR_BAD_PARAM, id, it->second, nullptr,
                     {load_info(PMIX_EVENT_AFFECTED_PROC, &lp, PMIX_PROC)});
+        return true;
+    }
+    const bool here = it != boots_.end() ||
+                      std::any_of(named.begin(), named.end(),
+                                  [&](const pmix_proc_t &p) { return groups_.is_local(p); });
+    if (!here && mca::info_flag(info, PMIX_GROUP_LEADER).value_or(false))
+        return true;  // a construct of another server's processes only
+    if (mca::info_flag(info, PMIX_GROUP_LEADER).value_or(false) ||
+        (it != boots_.end() && !it->second.declared.empty())) {
+        // Leaders that decide about failures: on one server only (yet).
+        log()->info(
+            "server: group {}: PMIX_GROUP_LEADER in a bootstrap across servers is not "
+            "supported",
+            id);
+        if (it != boots_.end()) {
+            end(id, PMIX_ERR_NOT_SUPPORTED, true);
+        } else {
+            Boot none;
+            none.remote_leaders.insert(leader);
+            tell_others(PMIX_ERR_NOT_SUPPORTED, id, none, nullptr);
+        }
         return true;
     }
     Boot &b = boots_[id];
@@ -659,6 +822,7 @@ void GroupBootstrap::clear() {
     }
     boots_.clear();
     ended_.clear();
+    elsewhere_.clear();
 }
 
 }  // namespace pmixpp::server

@@ -56,6 +56,9 @@ class GroupBootstrap {
     // bootstrap message (a leader's announcement, a lost participant, the
     // construct's end), consumed here.
     bool message(const events::Event &ev);
+    // A group_decision request: false when it is not about a bootstrap
+    // construct waiting for its leaders' decisions (Groups handles it).
+    bool decision(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
 
   private:
     struct Boot {
@@ -85,6 +88,12 @@ class GroupBootstrap {
         bool across = false;
         std::uint32_t timeout_s = 0;
         std::size_t leader_count() const { return leaders.size() + remote_leaders.size(); }
+        // PMIX_GROUP_LEADER (one server): the bootstrap leaders that declared
+        // it and are still running; they decide about a participant that
+        // ends (docs/groups.md, "Bootstrap leaders that decide"): the
+        // participant -> the leaders whose decision is awaited.
+        std::set<ProcKey> declared;
+        std::map<ProcKey, std::set<ProcKey>> undecided;
         // A named process that has neither called nor been left out.
         bool awaited(const ProcKey &k) const {
             return leaders.count(k) == 0 && adds.count(k) == 0 && gone.count(k) == 0;
@@ -124,6 +133,9 @@ class GroupBootstrap {
     void end_host_part(const std::string &id, const Boot &b, pmix_status_t status);
     // A named local process that ended (departure or found gone).
     void participant_lost(const std::string &id, const ProcKey &who, bool tell);
+    // PMIX_GROUP_MEMBER_FAILED about `who` to the declared leaders (not
+    // `who`): false when none could be asked.
+    bool ask_declared(const std::string &id, Boot &b, const ProcKey &who);
     // Ends `id` with `status` here and, when `tell`, on the other servers.
     void end(const std::string &id, pmix_status_t status, bool tell);
 
@@ -138,6 +150,11 @@ class GroupBootstrap {
     Groups &groups_;
     std::map<std::string, Boot> boots_;
     std::map<std::string, Ended> ended_;
+    // Constructs this server found complete without a member of its own
+    // (every leader known, no named process served here): kept in case a
+    // named process registers here only later (a host that registers its
+    // job after another server's leader called); its call brings it back.
+    std::map<std::string, Boot> elsewhere_;
 };
 
 }  // namespace pmixpp::server

@@ -94,8 +94,10 @@ Groups::Groups(ClientTable &clients, const HostUpcalls &host, RequestTable &requ
                  [this](auto &ch, auto &f, auto *c) { handle_invite(ch, f, c); });
     requests.add(Command::group_join,
                  [this](auto &ch, auto &f, auto *c) { handle_join(ch, f, c); });
-    requests.add(Command::group_decision,
-                 [this](auto &ch, auto &f, auto *c) { handle_decision(ch, f, c); });
+    requests.add(Command::group_decision, [this](auto &ch, auto &f, auto *c) {
+        // A bootstrap leader's decision (group_bootstrap.cpp), else the others'.
+        if (!bootstrap_.decision(ch, f, c)) handle_decision(ch, f, c);
+    });
 }
 
 pmix_status_t Groups::check_new_id(const std::string &id) const {

@@ -31,6 +31,17 @@
  *                                           (PARTIAL_SUCCESS), which gets
  *                                           PMIX_ERR_TIMEOUT when it comes
  *
+ *        group_bootstrap_client leader-continue | leader-abort - rank 0
+ *                                           leads with PMIX_GROUP_LEADER and
+ *                                           adds ranks 1-3; rank 3 dies: only
+ *                                           rank 0 gets PMIX_GROUP_MEMBER_FAILED;
+ *                                           its handler goes on (the group
+ *                                           0-2, PARTIAL_SUCCESS, rank 0's
+ *                                           results carry PMIX_GROUP_LEADER,
+ *                                           then PMIX_GROUP_MEMBERSHIP_UPDATE)
+ *                                           or aborts (PMIX_GROUP_CONSTRUCT_ABORT
+ *                                           for 0-2, the event to 1 and 2)
+ *
  * Across the two servers of tests/multinode/twonode_host (4 ranks: 0, 1 on
  * node0, 2, 3 on node1; docs/groups.md, "Bootstrap across servers"):
  *        group_bootstrap_client across  - ranks 0 (node0) and 2 (node1) lead,
@@ -382,6 +393,89 @@ static void mode_optional_late(void) {
     CHECK(PMIx_Group_destruct("boot-opt-late", NULL, 0), "destruct");
 }
 
+/* ---- PMIX_GROUP_LEADER in a bootstrap construct (one server) ---- */
+
+static atomic_int failed_about = -1; /* PMIX_GROUP_MEMBER_FAILED: the affected rank */
+static atomic_int abort_seen, update3_seen;
+static int leader_aborts;
+
+static void leader_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                           pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                           pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)source, (void)results, (void)nresults;
+    pmix_status_t answer = PMIX_SUCCESS;
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (status == PMIX_GROUP_MEMBER_FAILED &&
+            PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC))
+            atomic_store(&failed_about, (int)info[i].value.data.proc->rank);
+        if (status == PMIX_GROUP_MEMBERSHIP_UPDATE &&
+            PMIX_CHECK_KEY(&info[i], PMIX_GROUP_MEMBERSHIP) &&
+            info[i].value.type == PMIX_DATA_ARRAY && info[i].value.data.darray->size == 3)
+            atomic_store(&update3_seen, 1);
+    }
+    if (status == PMIX_GROUP_MEMBER_FAILED && leader_aborts) answer = PMIX_GROUP_CONSTRUCT_ABORT;
+    if (status == PMIX_GROUP_CONSTRUCT_ABORT) atomic_store(&abort_seen, 1);
+    if (cbfunc != NULL) cbfunc(answer, NULL, 0, NULL, NULL, cbdata);
+}
+
+static int results_say_leader(const pmix_info_t *results, size_t nresults) {
+    for (size_t i = 0; i < nresults; ++i) {
+        if (PMIX_CHECK_KEY(&results[i], PMIX_GROUP_LEADER) && PMIX_INFO_TRUE(&results[i])) return 1;
+    }
+    return 0;
+}
+
+static void mode_leader_decides(int abort_it) {
+    if (nprocs != 4) FAIL("leader-continue / leader-abort need 4 ranks");
+    if (me.rank == 3) raise(SIGKILL);
+    leader_aborts = abort_it;
+    pmix_status_t codes[] = {PMIX_GROUP_MEMBER_FAILED, PMIX_GROUP_CONSTRUCT_ABORT,
+                             PMIX_GROUP_MEMBERSHIP_UPDATE};
+    group_register(codes, 3, NULL, 0, leader_handler);
+    char text[64];
+    snprintf(text, sizeof text, "rank %u", me.rank);
+    put_commit("boot.key", text);
+    const char *grp = abort_it ? "boot-lead-abort" : "boot-lead";
+    pmix_info_t info[4];
+    size_t n = 0;
+    int timeout = 30;
+    bool yes = true;
+    pmix_proc_t adds[3];
+    pmix_data_array_t darray = {PMIX_PROC, 3, adds};
+    PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    if (me.rank == 0) {
+        load_bootstrap(&info[n++], 1);
+        for (uint32_t k = 0; k < 3; ++k) PMIX_LOAD_PROCID(&adds[k], me.nspace, k + 1);
+        PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_ADD_MEMBERS, &darray, PMIX_DATA_ARRAY);
+        PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
+    }
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc = PMIx_Group_construct(grp, me.rank == 0 ? &me : NULL, me.rank == 0 ? 1 : 0,
+                                            info, n, &results, &nresults);
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    const pmix_status_t want = abort_it ? PMIX_GROUP_CONSTRUCT_ABORT : PMIX_ERR_PARTIAL_SUCCESS;
+    if (rc != want) FAIL("construct: %s", PMIx_Error_string(rc));
+    if (me.rank == 0 && atomic_load(&failed_about) != 3)
+        FAIL("the leader had no PMIX_GROUP_MEMBER_FAILED about rank 3");
+    if (me.rank != 0 && atomic_load(&failed_about) != -1)
+        FAIL("an add member got PMIX_GROUP_MEMBER_FAILED");
+    if (abort_it) {
+        /* The others are told by the event, from the leader. */
+        if (me.rank != 0)
+            while (!atomic_load(&abort_seen)) usleep(1000); /* bounded by alarm() */
+        printf("bootstrap leader abort ok\n");
+        return;
+    }
+    check_results(grp, 0, 3, results, nresults);
+    if (results_say_leader(results, nresults) != (me.rank == 0))
+        FAIL("PMIX_GROUP_LEADER in the results of rank %u is wrong", me.rank);
+    PMIX_INFO_FREE(results, nresults);
+    while (!atomic_load(&update3_seen)) usleep(1000); /* bounded by alarm() */
+    use_group(grp, 0, 3);
+    printf("bootstrap leader went on ok: 3 members\n");
+}
+
 /* ---- across the two servers of tests/multinode/twonode_host ---- */
 
 static void need_two_nodes(void) {
@@ -537,7 +631,8 @@ int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr,
                 "usage: group_bootstrap_client "
-                "leaders|add|bad|timeout|optional-dies|ft-dies|optional-late|across|"
+                "leaders|add|bad|timeout|optional-dies|ft-dies|optional-late|leader-continue|"
+                "leader-abort|across|"
                 "across-one-leader|across-dies|across-optional-dies|across-timeout\n");
         return 2;
     }
@@ -559,6 +654,10 @@ int main(int argc, char **argv) {
         mode_optional_late();
     } else if (strcmp(mode, "ft-dies") == 0) {
         mode_tolerant_dies(PMIX_GROUP_FT_COLLECTIVE);
+    } else if (strcmp(mode, "leader-continue") == 0) {
+        mode_leader_decides(0);
+    } else if (strcmp(mode, "leader-abort") == 0) {
+        mode_leader_decides(1);
     } else if (strcmp(mode, "across") == 0) {
         mode_across(1);
     } else if (strcmp(mode, "across-one-leader") == 0) {
