@@ -177,8 +177,14 @@ PMIX_EXPORT pmix_status_t PMIx_server_register_nspace(const pmix_nspace_t nspace
     auto copied = std::make_shared<pmixpp::wire::InfoArray>(
         pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
     std::string ns = nspace_of(nspace);
-    auto work = [ns, nlocalprocs, copied] {
-        return Server::instance().register_nspace(ns, nlocalprocs, copied->span());
+    // setup_fork's templates go now, before the registration is posted
+    // (server/fork_env.hpp); the registration builds the namespace's anew.
+    const std::uint64_t epoch = Server::instance().fork_environments().invalidate();
+    auto work = [ns, nlocalprocs, copied, epoch] {
+        auto &server = Server::instance();
+        const pmix_status_t rc = server.register_nspace(ns, nlocalprocs, copied->span());
+        if (rc == PMIX_SUCCESS) server.keep_fork_template(ns, epoch);
+        return rc;
     };
     if (cbfunc == nullptr) {
         pmix_status_t rc = PMIX_ERROR;
@@ -262,6 +268,7 @@ PMIX_EXPORT void PMIx_server_deregister_nspace(const pmix_nspace_t nspace, pmix_
         return;
     }
     std::string ns = nspace_of(nspace);
+    Server::instance().fork_environments().invalidate();  // server/fork_env.hpp
     auto work = [ns, cbfunc, cbdata] {
         Server::instance().deregister_nspace(ns);
         if (cbfunc != nullptr) cbfunc(PMIX_SUCCESS, cbdata);
@@ -317,7 +324,17 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_fork(const pmix_proc_t *proc, char *
         pmixpp::mca::Status(PMIX_ERR_INIT, "server not running");
     auto compute = [&] { vars = Server::instance().fork_environment(p); };
     if (getpid() == g_server_pid) {
-        ProgressEngine::instance().run_sync(compute);
+        // The namespace's template, copied in this thread (ORTE calls this
+        // once per rank in its fork loop); without one, the progress thread
+        // builds the environment and keeps the template (server/fork_env.hpp).
+        auto &templates = Server::instance().fork_environments();
+        if (auto env = templates.lookup(p)) {
+            vars = std::move(*env);
+        } else {
+            const std::uint64_t epoch = templates.epoch();
+            ProgressEngine::instance().run_sync(
+                [&] { vars = Server::instance().fork_environment(p, epoch); });
+        }
     } else {
         // Called in a child the host forked (Slurm's slurmstepd calls it in
         // each task between fork and exec): the progress thread did not
@@ -426,8 +443,12 @@ PMIX_EXPORT pmix_status_t PMIx_server_setup_local_support(const pmix_nspace_t ns
     auto copied = std::make_shared<pmixpp::wire::InfoArray>(
         pmixpp::wire::InfoArray::copy_of(info, info == nullptr ? 0 : ninfo));
     std::string ns = nspace_of(nspace);
+    Server::instance().fork_environments().invalidate();  // server/fork_env.hpp
     auto work = [ns, copied] {
-        return Server::instance().local_support().setup_local_support(ns, std::move(*copied));
+        auto &server = Server::instance();
+        const pmix_status_t rc = server.local_support().setup_local_support(ns, std::move(*copied));
+        server.fork_environments().invalidate();
+        return rc;
     };
     if (cbfunc == nullptr) {
         pmix_status_t rc = PMIX_ERR_INIT;

@@ -50,6 +50,14 @@ class LocalSupport final : public DepartureListener {
     // PMIX_SET_ENVAR (replaces) / PMIX_ADD_ENVAR (only when unset) entries,
     // then each pnet module's setup_fork.
     mca::Status setup_fork(const pmix_proc_t &proc, mca::Environment &env);
+    // setup_fork's two parts: the nspace's PMIX_SET_ENVAR / PMIX_ADD_ENVAR
+    // entries (the same for every child), then each pnet module's setup_fork.
+    void apply_envars(const std::string &nspace, mca::Environment &env) const;
+    mca::Status modules_setup_fork(const pmix_proc_t &proc, mca::Environment &env);
+    // Whether the pnet modules may add to the nspace's children one by one:
+    // it went through setup_local_support while modules were open (a module
+    // learns of a job there, pnet.hpp). False: no module adds anything.
+    bool per_child(const std::string &nspace) const;
 
     void client_departed(const ProcKey &, Departure) override {}
     // The nspace's support info goes; the modules release it.

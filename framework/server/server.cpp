@@ -112,12 +112,14 @@ mca::Status Server::start(const pmix_server_module_t *module, std::span<const pm
             return st;
         }
     }
+    fork_envs_.invalidate();
     active_ = true;
     return mca::Status::success();
 }
 
 void Server::stop() {
     active_ = false;
+    fork_envs_.invalidate();
     groups_.clear();
     psets_.clear();
     resources_.clear();
@@ -180,7 +182,7 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
             return st.code();
         }
     }
-    JobRecord &job = clients_.job(nspace);
+    JobRecord &job = clients_.job(nspace);  // its secret stays: no template changes
     job.registered = true;
     job.nlocalprocs = nlocalprocs;
     if (const auto *i = find_info(info, PMIX_JOB_SIZE)) {
@@ -234,6 +236,7 @@ pmix_status_t Server::register_nspace(const std::string &nspace, int nlocalprocs
 }
 
 void Server::deregister_nspace(const std::string &nspace) {
+    fork_envs_.invalidate();             // fork_env.hpp
     clients_.deregister_nspace(nspace);  // each client departs; then job_deregistered()
     resources_.job_deregistered(nspace);
     auto st = store_->write([&](mca::gds::Module &m) { return m.delete_job(nspace); });
@@ -253,12 +256,15 @@ void Server::deregister_client(const pmix_proc_t &proc) {
     clients_.deregister_client(key_of(proc));  // departs, then the record goes
 }
 
-mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) {
-    const ProcKey key = key_of(proc);
-    JobRecord &job = clients_.job(key.first);
-    mca::Environment env;
-    env["PMIX_NAMESPACE"] = key.first;
-    env["PMIX_RANK"] = std::to_string(key.second);
+mca::Result<ForkTemplate> Server::fork_template(const std::string &nspace) {
+    JobRecord &job = clients_.job(nspace);
+    ForkTemplate tmpl;
+    mca::Environment &env = tmpl.env;
+    env["PMIX_NAMESPACE"] = nspace;
+    // A marker where the child's rank goes: a job's PMIX_SET_ENVAR may
+    // replace it, as it replaced the rank before templates.
+    static constexpr const char *kRankMarker = "\x01rank";
+    env["PMIX_RANK"] = kRankMarker;
     const std::vector<std::string> uris = connections_.uris();
     std::string all;
     for (const auto &uri : uris) all += (all.empty() ? "" : ",") + uri;
@@ -279,11 +285,36 @@ mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc) 
     if (gethostname(host, sizeof host - 1) == 0) env["PMIX_HOSTNAME"] = host;
     const char *tmp = std::getenv("TMPDIR");
     env["PMIX_SYSTEM_TMPDIR"] = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-    if (auto st = local_support_.setup_fork(proc, env); !st.ok()) return st;
+    local_support_.apply_envars(nspace, env);
+    tmpl.rank_from_child = env["PMIX_RANK"] == kRankMarker;
+    if (tmpl.rank_from_child) env.erase("PMIX_RANK");
+    tmpl.per_child = local_support_.per_child(nspace);
+    // The transports' variables are the same for every child of the server
+    // (ptl.hpp: they are asked once per namespace, rank PMIX_RANK_WILDCARD).
+    pmix_proc_t any{};
+    PMIX_LOAD_PROCID(&any, nspace.c_str(), PMIX_RANK_WILDCARD);
     for (auto *ptl : transports_->modules()) {
-        auto st = ptl->setup_fork(proc, env);
+        auto st = ptl->setup_fork(any, env);
         if (!st.ok()) return st;
     }
+    return tmpl;
+}
+
+void Server::keep_fork_template(const std::string &nspace, std::uint64_t epoch) {
+    auto tmpl = fork_template(nspace);
+    if (tmpl) fork_envs_.store(nspace, epoch, std::move(tmpl).value());
+}
+
+mca::Result<mca::Environment> Server::fork_environment(const pmix_proc_t &proc,
+                                                       std::optional<std::uint64_t> epoch) {
+    const ProcKey key = key_of(proc);
+    auto tmpl = fork_template(key.first);
+    if (!tmpl) return tmpl.status();
+    mca::Environment env = tmpl.value().for_child(proc);
+    if (tmpl.value().per_child) {
+        if (auto st = local_support_.modules_setup_fork(proc, env); !st.ok()) return st;
+    }
+    if (epoch) fork_envs_.store(key.first, *epoch, std::move(tmpl).value());
     return env;
 }
 

@@ -1,7 +1,8 @@
 // The server face (PMIx_server_*): the state the host registers, the clients'
 // connections and the wiring of the services. See README.md in this folder.
 //
-// Threads: every member is touched only on the progress thread. The C entry
+// Threads: every member is touched only on the progress thread, but for
+// fork_envs_ (setup_fork's templates, under their own mutex). The C entry
 // points (api/server_api.cpp) copy their arguments and post closures here; host
 // completion callbacks (any thread, any time, or inline) are thread-shifted
 // with ProgressEngine::post() before they touch anything.
@@ -36,6 +37,7 @@
 #include "server/credentials.hpp"
 #include "server/client_table.hpp"
 #include "server/event_router.hpp"
+#include "server/fork_env.hpp"
 #include "server/groups.hpp"
 #include "server/host_attributes.hpp"
 #include "server/iof_router.hpp"
@@ -86,8 +88,15 @@ class Server {
     pmix_status_t register_client(const pmix_proc_t &proc, uid_t uid, gid_t gid,
                                   void *server_object);
     void deregister_client(const pmix_proc_t &proc);
-    // The variables a child needs (PMIx_server_setup_fork).
-    mca::Result<mca::Environment> fork_environment(const pmix_proc_t &proc);
+    // The variables a child needs (PMIx_server_setup_fork): its namespace's
+    // template (fork_env.hpp) and what is the child's own. With `epoch`, the
+    // template is kept for other threads if nothing changed since.
+    mca::Result<mca::Environment> fork_environment(const pmix_proc_t &proc,
+                                                   std::optional<std::uint64_t> epoch = {});
+    // Build and keep the namespace's template (after register_nspace).
+    void keep_fork_template(const std::string &nspace, std::uint64_t epoch);
+    // The templates (any thread: fork_env.hpp).
+    ForkEnvironments &fork_environments() noexcept { return fork_envs_; }
     void dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc, void *cbdata) {
         modex_.dmodex_request(proc, cbfunc, cbdata);
     }
@@ -148,6 +157,9 @@ class Server {
     ClientRecord *find_client(const ProcKey &key) { return clients_.find_client(key); }
     JobRecord *find_job(const std::string &nspace) { return clients_.find_job(nspace); }
 
+    // The part of a child's environment its rank does not change.
+    mca::Result<ForkTemplate> fork_template(const std::string &nspace);
+
     // The job-level blob of a registered nspace (empty: none).
     std::vector<std::uint8_t> job_blob(const std::string &nspace);
 
@@ -163,6 +175,7 @@ class Server {
     TopologySharing topology_;        // network: PMIX_SERVER_SHARE_TOPOLOGY, PMIX_TOPOLOGY2
     RendezvousFiles rendezvous_;      // rendezvous.hpp: tools find this server by them
     HostAttributes host_attributes_;  // PMIx_Register_attributes
+    ForkEnvironments fork_envs_;      // setup_fork's templates (any thread; fork_env.hpp)
 
     // --- the services (README.md): each owns its state and registers its requests
     Cleanup cleanup_{host_, requests_};          // job_control, cleanup directives

@@ -197,17 +197,28 @@ mca::Result<pnet_base::Networks *> LocalSupport::networks() {
 }
 
 mca::Status LocalSupport::setup_fork(const pmix_proc_t &proc, mca::Environment &env) {
-    const std::string nspace(proc.nspace, strnlen(proc.nspace, PMIX_MAX_NSLEN));
-    if (auto it = local_support_.find(nspace); it != local_support_.end()) {
-        for (const auto &i : it->second.span()) {
-            const bool set = PMIX_CHECK_KEY(&i, PMIX_SET_ENVAR);
-            if (!set && !PMIX_CHECK_KEY(&i, PMIX_ADD_ENVAR)) continue;
-            if (i.value.type != PMIX_ENVAR || i.value.data.envar.envar == nullptr) continue;
-            const std::string name = i.value.data.envar.envar;
-            const char *value = i.value.data.envar.value != nullptr ? i.value.data.envar.value : "";
-            if (set || env.find(name) == env.end()) env[name] = value;
-        }
+    apply_envars(std::string(proc.nspace, strnlen(proc.nspace, PMIX_MAX_NSLEN)), env);
+    return modules_setup_fork(proc, env);
+}
+
+void LocalSupport::apply_envars(const std::string &nspace, mca::Environment &env) const {
+    auto it = local_support_.find(nspace);
+    if (it == local_support_.end()) return;
+    for (const auto &i : it->second.span()) {
+        const bool set = PMIX_CHECK_KEY(&i, PMIX_SET_ENVAR);
+        if (!set && !PMIX_CHECK_KEY(&i, PMIX_ADD_ENVAR)) continue;
+        if (i.value.type != PMIX_ENVAR || i.value.data.envar.envar == nullptr) continue;
+        const std::string name = i.value.data.envar.envar;
+        const char *value = i.value.data.envar.value != nullptr ? i.value.data.envar.value : "";
+        if (set || env.find(name) == env.end()) env[name] = value;
     }
+}
+
+bool LocalSupport::per_child(const std::string &nspace) const {
+    return networks_ && !networks_->modules().empty() && local_support_.contains(nspace);
+}
+
+mca::Status LocalSupport::modules_setup_fork(const pmix_proc_t &proc, mca::Environment &env) {
     if (!networks_) return mca::Status::success();  // no job was set up for a network
     for (auto *net : networks_->modules()) {
         auto st = net->setup_fork(proc, env);

@@ -164,7 +164,10 @@ class PMIXPP_SDK_EXPORT Module {
     // Add what a child of this server needs from this transport to `env`
     // (PMIx_server_setup_fork). The core itself exports the listeners' URIs,
     // ordered by priority(), and the handshake secret; modules add only
-    // transport-specific settings. Default: adds nothing.
+    // transport-specific settings. Asked once per namespace, with child.rank
+    // PMIX_RANK_WILDCARD: what it adds goes to every child of the namespace
+    // (the core keeps a per-namespace template that setup_fork copies in the
+    // host's thread). Default: adds nothing.
     virtual Status setup_fork(const pmix_proc_t &child, Environment &env) {
         (void)child;
         (void)env;
