@@ -562,10 +562,6 @@ void Groups::end_decisions(const std::string &id, pmix_status_t status) {
 
 namespace {
 
-constexpr const char *kVoteKey = "pmixpp.grp.vote";              // string: the group id
-constexpr const char *kVotersKey = "pmixpp.grp.voters";          // procs: who voted there
-constexpr const char *kVolunteersKey = "pmixpp.grp.volunteers";  // procs: who volunteered
-
 std::vector<pmix_proc_t> procs_of_keys(const std::vector<ProcKey> &keys) {
     std::vector<pmix_proc_t> out;
     for (const auto &k : keys) out.push_back(proc_of(k));
@@ -639,19 +635,26 @@ void Groups::election_local_done(const std::string &id) {
             if (clients_.find_client(k) != nullptr && p.absent_all.count(k) == 0)
                 electorate.push_back(m);
         }
-        std::vector<pmix_info_t> info_out;
-        info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-        info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, remote));
-        info_out.push_back(load_info(kVoteKey, id.c_str(), PMIX_STRING));
-        info_out.push_back(procs_info(kVotersKey, electorate));
-        info_out.push_back(procs_info(kVolunteersKey, procs_of_keys(p.volunteers)));
         const pmix_proc_t source = electorate.empty() ? proc_of(*p.failed_leader) : electorate[0];
-        auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, &source, PMIX_RANGE_CUSTOM,
-                                      info_out.data(), info_out.size());
-        for (auto &i : info_out) PMIx_Value_destruct(&i.value);
-        raise_out_(std::make_shared<const events::Event>(std::move(ev)));
+        send_vote(id, source, remote, electorate, p.volunteers);
     }
     check_election(id);
+}
+
+void Groups::send_vote(const std::string &id, const pmix_proc_t &source,
+                       const std::vector<pmix_proc_t> &to, const std::vector<pmix_proc_t> &voters,
+                       const std::vector<ProcKey> &volunteers, std::vector<pmix_info_t> extra) {
+    std::vector<pmix_info_t> info_out;
+    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, to));
+    info_out.push_back(load_info(kVoteKey, id.c_str(), PMIX_STRING));
+    info_out.push_back(procs_info(kVotersKey, voters));
+    info_out.push_back(procs_info(kVolunteersKey, procs_of_keys(volunteers)));
+    info_out.insert(info_out.end(), extra.begin(), extra.end());
+    auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, &source, PMIX_RANGE_CUSTOM,
+                                  info_out.data(), info_out.size());
+    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    if (raise_out_) raise_out_(std::make_shared<const events::Event>(std::move(ev)));
 }
 
 void Groups::check_election(const std::string &id) {
@@ -678,25 +681,22 @@ void Groups::check_election(const std::string &id) {
         if (p.absent_all.count(k) != 0 || rank_of(k) == order.size()) return false;
         return clients_.find_client(k) == nullptr || alive(clients_, k);
     };
-    std::vector<ProcKey> candidates;
+    std::vector<ProcKey> volunteers, everyone;
     for (const auto &k : p.volunteers) {
-        if (candidate(k)) candidates.push_back(k);
+        if (candidate(k)) volunteers.push_back(k);
     }
     for (const auto &k : p.remote_volunteers) {
-        if (candidate(k)) candidates.push_back(k);
+        if (candidate(k)) volunteers.push_back(k);
     }
-    if (candidates.empty()) {
-        for (const auto &m : order) {
-            if (candidate(key_of(m))) candidates.push_back(key_of(m));
-        }
+    for (const auto &m : order) {
+        if (candidate(key_of(m))) everyone.push_back(key_of(m));
     }
-    if (candidates.empty()) {
+    const auto elected = elect(volunteers, {everyone}, rank_of);
+    if (!elected) {
         end_decisions(id, PMIX_ERR_LOST_CONNECTION);
         return;
     }
-    const ProcKey leader = *std::min_element(
-        candidates.begin(), candidates.end(),
-        [&](const ProcKey &a, const ProcKey &b) { return rank_of(a) < rank_of(b); });
+    const ProcKey leader = *elected;
     const bool here = clients_.find_client(leader) != nullptr;
     p.failed_leader.reset();
     p.leaders.clear();
@@ -1086,22 +1086,19 @@ void Groups::construct_vote_done(const std::string &id) {
         return order.size();
     };
     // The volunteer with the lowest group rank, else the lowest group rank.
-    std::vector<ProcKey> candidates;
+    std::vector<ProcKey> volunteers, everyone;
     for (const auto &k : p.volunteers) {
-        if (live(k)) candidates.push_back(k);
+        if (live(k)) volunteers.push_back(k);
     }
-    if (candidates.empty()) {
-        for (const auto &m : p.canonical) {
-            if (live(key_of(m))) candidates.push_back(key_of(m));
-        }
+    for (const auto &m : p.canonical) {
+        if (live(key_of(m))) everyone.push_back(key_of(m));
     }
-    if (candidates.empty()) {
+    const auto elected = elect(volunteers, {everyone}, rank_of);
+    if (!elected) {
         collectives_.complete(p.tracker, PMIX_ERR_LOST_CONNECTION);
         return;
     }
-    const ProcKey leader = *std::min_element(
-        candidates.begin(), candidates.end(),
-        [&](const ProcKey &a, const ProcKey &b) { return rank_of(a) < rank_of(b); });
+    const ProcKey leader = *elected;
     p.leaders = {leader};
     p.failed_leader.reset();
     p.volunteers.clear();
@@ -1536,7 +1533,8 @@ void Groups::client_departed(const ProcKey &client, Departure) {
             invitee_failed(id, client);
         }
     }
-    remote_invitee_departed(client);  // invitations led from another server
+    remote_invitee_departed(client);   // invitations led from another server
+    invite_election_departed(client);  // an invitation's election across servers
     std::set<std::string> its_groups;
     for (auto &[id, g] : groups_) {
         if (!is_member(g, client)) continue;
