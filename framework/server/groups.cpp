@@ -1258,13 +1258,24 @@ bool Groups::host_event(const events::Event &ev) {
             pit->second.lost_after_host.insert(who);
             return true;
         }
-        // Formed already with the host's answer: the member goes now.
+        // Formed already with the host's answer (the host delivered the
+        // message late): the member's end is a group member's departure
+        // here, PMIX_GROUP_MEMBER_FAILED with PMIX_GROUP_NOTIFY_TERMINATION;
+        // it leaves the group either way, as its own server left it out.
         auto g = groups_.find(gid);
         if (g == groups_.end() || !is_member(g->second, who)) return true;
         auto &members = g->second.members;
         std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == who; });
-        raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, gid, nullptr, members,
-                          {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
+        log()->info(
+            "server: group {}: {} ended before its server had the host's answer (told "
+            "after it formed here)",
+            gid, describe(who));
+        if (g->second.notify_termination) {
+            raise_member_failed(gid, who, members);
+        } else {
+            raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, gid, nullptr, members,
+                              {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
+        }
         return true;
     }
     if (ev.status == PMIX_GROUP_LEADER_FAILED && find_info(ev.info_span(), kVoteKey) != nullptr) {
