@@ -177,6 +177,7 @@ void Groups::handle_invite(Channel &ch, Frame &frame, ClientRecord *client) {
         return;
     }
     failed_.erase(id);  // an earlier construct's latecomers no longer matter
+    invite_elections_ended_.erase(id);
     Invitation inv;
     inv.leader = me;
     inv.order.push_back(client->proc);
@@ -700,6 +701,7 @@ bool Groups::invitation_message(const events::Event &ev) {
             }
             if (mine.empty() || invitations_.count(id) != 0) return false;
             RemoteInvitation &r = remote_invitations_[id];
+            invite_elections_ended_.erase(id);
             r.leader = key_of(ev.source);
             if (auto f = failed_.find(id); f != failed_.end()) {
                 for (const auto &k : mine) f->second.latecomers.erase(k);
@@ -727,7 +729,7 @@ bool Groups::invitation_message(const events::Event &ev) {
         case PMIX_GROUP_CONSTRUCT_ABORT:
             // A participant served elsewhere aborts (its handler's vote, or
             // its own event): the invitation ends here too.
-            invite_elections_.erase(id);
+            if (invite_elections_.erase(id) != 0) invite_elections_ended_.insert(id);
             if (invitations_.count(id) != 0) end_invitation(id, PMIX_GROUP_CONSTRUCT_ABORT, false);
             if (remote_invitations_.count(id) != 0) end_remote(id, PMIX_GROUP_CONSTRUCT_ABORT);
             return false;  // the invitees get it too
@@ -1011,6 +1013,7 @@ void Groups::invite_local_done(const std::string &id) {
             if (key_of(p) != *e.aborter) to.push_back(p);
         }
         invite_elections_.erase(it);
+        invite_elections_ended_.insert(id);
         log()->info("server: group {}: {} aborts after the leader failed", id,
                     describe(key_of(source)));
         if (invitations_.count(id) != 0) {
@@ -1065,6 +1068,7 @@ void Groups::invite_vote_in(const std::string &id, const events::Event &ev) {
         const pmix_info_t *i = find_info(ev.info_span(), key);
         return i == nullptr ? std::vector<pmix_proc_t>{} : events::procs_of(i->value);
     };
+    if (invite_elections_ended_.count(id) != 0) return;  // aborted here meanwhile
     auto it = invite_elections_.find(id);
     if (it == invite_elections_.end()) {
         // The first vote this server hears of: its own election begins.

@@ -1607,6 +1607,8 @@ void Groups::clear() {
     }
     invitations_.clear();
     remote_invitations_.clear();
+    invite_elections_.clear();
+    invite_elections_ended_.clear();
     for (const auto &[id, p] : pending_) {
         if (p.decision_timer != 0) runtime::ProgressEngine::instance().cancel(p.decision_timer);
     }

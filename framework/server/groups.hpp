@@ -258,6 +258,10 @@ class Groups final : public DepartureListener {
         std::set<ProcKey> decided;        // the old leader decided about (its server's word)
     };
     std::map<std::string, InviteElection> invite_elections_;
+    // Elections that ended here by an abort: a vote still on its way is
+    // ignored (it must not start the election again). Cleared when a new
+    // invitation under the id begins.
+    std::set<std::string> invite_elections_ended_;
     void invite_election_start(const std::string &id, InviteElection e);
     void invite_vote_answer(const std::string &id, const ProcKey &from, pmix_status_t decision,
                             bool volunteer);
