@@ -74,6 +74,10 @@ std::optional<ProcKey> elect(const std::vector<ProcKey> &volunteers,
 inline constexpr const char *kVoteKey = "pmixpp.grp.vote";              // string: the group id
 inline constexpr const char *kVotersKey = "pmixpp.grp.voters";          // procs: who voted there
 inline constexpr const char *kVolunteersKey = "pmixpp.grp.volunteers";  // procs: who volunteered
+// On the PMIX_GROUP_CONSTRUCT_ABORT a voter's abort sends to the other
+// servers: the failed leaders the election was about (a server whose host
+// had not answered yet tells its participants of them first, groups.cpp).
+inline constexpr const char *kAbortLeadersKey = "pmixpp.grp.abort.leaders";  // procs
 
 using server::load_info;   // info_build.hpp
 using server::procs_info;  // info_build.hpp

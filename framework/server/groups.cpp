@@ -1180,6 +1180,12 @@ void Groups::abort_construct(const std::string &id, const pmix_proc_t *source) {
             std::vector<pmix_info_t> info_out;
             info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
             info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, remote));
+            if (p.abort_vote && !p.lost_leaders.empty()) {
+                // A voter's abort after every leader failed: the leaders it is about.
+                std::vector<pmix_proc_t> leaders;
+                for (const auto &k : p.lost_leaders) leaders.push_back(proc_of(k));
+                info_out.push_back(procs_info(kAbortLeadersKey, leaders));
+            }
             auto ev = events::Event::make(PMIX_GROUP_CONSTRUCT_ABORT, source, PMIX_RANGE_CUSTOM,
                                           info_out.data(), info_out.size());
             for (auto &i : info_out) PMIx_Value_destruct(&i.value);
@@ -1239,6 +1245,24 @@ void Groups::lost_after_host(const ProcKey &client) {
         for (auto &i : info_out) PMIx_Value_destruct(&i.value);
         raise_out_(std::make_shared<const events::Event>(std::move(ev)));
     }
+}
+
+void Groups::tell_leaders_failed(const std::string &id, const Pending &p,
+                                 const events::Event &abort) {
+    // A voter's abort from a server that had the host's answer before this
+    // one (hosts answer each server in their own time): this server's
+    // participants were not asked about the failed leader yet. Every
+    // participant is told of a leader's failure (the standard), so they are
+    // asked now, before the abort ends their calls; their answers find no
+    // construct any more.
+    const auto *f = find_info(abort.info_span(), kAbortLeadersKey);
+    if (f == nullptr || p.deciding) return;  // deciding: asked after the answer
+    const auto leaders = events::procs_of(f->value);
+    if (leaders.empty()) return;
+    std::set<ProcKey> asked;
+    ask_vote(id, asked, running_here(p), leaders.front());
+    log()->info("server: group {}: {} participants told of the failed leader before the abort", id,
+                asked.size());
 }
 
 bool Groups::host_event(const events::Event &ev) {
@@ -1316,6 +1340,7 @@ bool Groups::host_event(const events::Event &ev) {
         if (ev.status == PMIX_GROUP_CONSTRUCT_ABORT) {
             log()->info("server: group {}: {} aborts the construct (told by the host)", gid,
                         describe(from));
+            tell_leaders_failed(gid, pit->second, ev);
             abort_construct(gid, nullptr);
         } else {
             pit->second.decided_leaders.insert(from);

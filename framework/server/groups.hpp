@@ -386,6 +386,10 @@ class Groups final : public DepartureListener {
     void election_local_done(const std::string &id);
     // Every server's vote is in: the same new leader is chosen on each.
     void check_election(const std::string &id);
+    // Another server's PMIX_GROUP_CONSTRUCT_ABORT `abort` from a voter
+    // (kAbortLeadersKey) reached this server before its host's answer: its
+    // participants get PMIX_GROUP_LEADER_FAILED before the abort.
+    void tell_leaders_failed(const std::string &id, const Pending &p, const events::Event &abort);
     // A local participant of constructs already handed to the host ended:
     // they go on without it and the other servers are told.
     void lost_after_host(const ProcKey &client);

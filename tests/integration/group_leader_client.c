@@ -37,6 +37,14 @@
  *                                 leads / nobody volunteers and rank 3 (group
  *                                 rank 1) leads / rank 1 aborts: every
  *                                 construct returns PMIX_GROUP_CONSTRUCT_ABORT
+ *        group_leader_client leader-dies-across-abort-held - the abort with
+ *                                 node1's host holding its answer
+ *                                 (TWONODE_HOLD_GROUPS=node1): node0's
+ *                                 abort reaches node1's server before its
+ *                                 answer; ranks 2, 3 still get
+ *                                 PMIX_GROUP_LEADER_FAILED before their
+ *                                 constructs return the abort, then rank 2
+ *                                 releases the (ignored) answer
  *        group_leader_client member-lost-after-host | member-lost-after-host-optional
  *                                 - across the two servers with the host
  *                                 holding its group answers
@@ -125,7 +133,7 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             break;
         case PMIX_GROUP_LEADER_FAILED:
             leader_failed = 1;
-            if (strcmp(mode, "leader-dies-across-abort") == 0 && me.rank == 1)
+            if (strncmp(mode, "leader-dies-across-abort", 24) == 0 && me.rank == 1)
                 answer = PMIX_GROUP_CONSTRUCT_ABORT;
             if ((strcmp(mode, "leader-dies") == 0 && me.rank == 2) ||
                 (strcmp(mode, "leader-dies-across") == 0 && (me.rank == 1 || me.rank == 2))) {
@@ -310,7 +318,7 @@ static void mode_leader_dies(int volunteer) {
  * through the server). A fence with PMIX_GROUP_FT_COLLECTIVE over the job
  * completes only once node0's server handled the death, so the construct
  * then reaches both servers' hosts with the leader failed. */
-static void mode_leader_dies_across(int volunteers, int abort_it) {
+static void mode_leader_dies_across(int volunteers, int abort_it, int held) {
     const pmix_rank_t expected = volunteers ? 2 : 3;
     const char *want = "3,2,1";
     char members[128] = "";
@@ -329,6 +337,9 @@ static void mode_leader_dies_across(int volunteers, int abort_it) {
     CHECK(PMIx_Fence(NULL, 0, ft, 2), "fence with PMIX_GROUP_FT_COLLECTIVE");
     pmix_status_t rc = construct_blocking(members, sizeof members, &leader);
     if (!leader_failed) FAIL("no PMIX_GROUP_LEADER_FAILED");
+    if (held && me.rank == 2) /* node1's answer comes after the abort now */
+        CHECK(PMIx_Notify_event(RELEASE_GROUPS, &me, PMIX_RANGE_RM, NULL, 0, NULL, NULL),
+              "Notify_event (release the host's answers)");
     if (abort_it) {
         if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("construct: %s", PMIx_Error_string(rc));
         if (me.rank != 1) wait_flag(&aborted);
@@ -515,7 +526,7 @@ int main(int argc, char **argv) {
             stderr,
             "usage: group_leader_client member-dies|member-dies-abort|leader-dies|"
             "leader-dies-default|leader-dies-across|leader-dies-across-default|"
-            "leader-dies-across-abort|member-lost-after-host|"
+            "leader-dies-across-abort|leader-dies-across-abort-held|member-lost-after-host|"
             "member-lost-after-host-optional|member-lost-after-answer|leader-aborts-before-host|"
             "abort-event\n");
         return 2;
@@ -550,11 +561,13 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "leader-dies-default") == 0) {
         mode_leader_dies(0);
     } else if (strcmp(mode, "leader-dies-across") == 0) {
-        mode_leader_dies_across(1, 0);
+        mode_leader_dies_across(1, 0, 0);
     } else if (strcmp(mode, "leader-dies-across-default") == 0) {
-        mode_leader_dies_across(0, 0);
+        mode_leader_dies_across(0, 0, 0);
     } else if (strcmp(mode, "leader-dies-across-abort") == 0) {
-        mode_leader_dies_across(0, 1);
+        mode_leader_dies_across(0, 1, 0);
+    } else if (strcmp(mode, "leader-dies-across-abort-held") == 0) {
+        mode_leader_dies_across(0, 1, 1);
     } else if (strcmp(mode, "member-lost-after-host") == 0) {
         mode_member_lost_after_host(0);
     } else if (strcmp(mode, "member-lost-after-answer") == 0) {
