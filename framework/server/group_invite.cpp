@@ -729,7 +729,21 @@ bool Groups::invitation_message(const events::Event &ev) {
         case PMIX_GROUP_CONSTRUCT_ABORT:
             // A participant served elsewhere aborts (its handler's vote, or
             // its own event): the invitation ends here too.
-            if (invite_elections_.erase(id) != 0) invite_elections_ended_.insert(id);
+            if (invite_elections_.erase(id) != 0) {
+                invite_elections_ended_.insert(id);
+            } else if (const auto *f = find_info(ev.info_span(), kAbortLeadersKey);
+                       f != nullptr && remote_invitations_.count(id) != 0) {
+                // An abort from the failed leader's server before any vote
+                // reached this one: its participants were not asked about
+                // the leader yet; every participant is told of its failure.
+                const auto leaders = events::procs_of(f->value);
+                std::vector<pmix_proc_t> ask;
+                for (const auto &[k, a] : remote_invitations_.at(id).answers) {
+                    if (a == Answer::pending || a == Answer::accepted) ask.push_back(proc_of(k));
+                }
+                std::set<ProcKey> asked;
+                if (!leaders.empty()) ask_vote(id, asked, ask, leaders.front());
+            }
             if (invitations_.count(id) != 0) end_invitation(id, PMIX_GROUP_CONSTRUCT_ABORT, false);
             if (remote_invitations_.count(id) != 0) end_remote(id, PMIX_GROUP_CONSTRUCT_ABORT);
             return false;  // the invitees get it too
@@ -1021,7 +1035,11 @@ void Groups::invite_local_done(const std::string &id) {
             end_invitation(id, PMIX_GROUP_CONSTRUCT_ABORT, false);
         }
         end_remote(id, PMIX_GROUP_CONSTRUCT_ABORT);
-        raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, &source, to, {}, true);
+        // The failed leader, for a server whose participants were not asked
+        // yet (no vote reached it: invitation_message tells them first).
+        const pmix_proc_t failed = proc_of(e.failed);
+        raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, &source, to,
+                          {procs_info(kAbortLeadersKey, {failed})}, true);
         return;
     }
     std::vector<pmix_proc_t> here, remote, eligible, accepted;

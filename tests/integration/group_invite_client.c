@@ -49,7 +49,13 @@
  *                                       returns PMIX_GROUP_CONSTRUCT_ABORT from
  *                                       its LEADER_FAILED handler: the joins of
  *                                       1, 2 return that status (with the
- *                                       event), rank 3's later join too */
+ *                                       event), rank 3's later join too
+ *        group_invite_client leader-fails-abort-node0 - rank 1 (node0, the
+ *                                       failed leader's server) aborts: node1
+ *                                       got no vote, its ranks 2, 3 still get
+ *                                       PMIX_GROUP_LEADER_FAILED, then the
+ *                                       abort (rank 3 joins only after the
+ *                                       LEADER_FAILED event) */
 #include <signal.h>
 #include <string.h>
 
@@ -154,7 +160,8 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             break;
         case PMIX_GROUP_LEADER_FAILED:
             leader_failed = 1;
-            if (strcmp(mode, "leader-fails-abort") == 0 && me.rank == 3)
+            if ((strcmp(mode, "leader-fails-abort") == 0 && me.rank == 3) ||
+                (strcmp(mode, "leader-fails-abort-node0") == 0 && me.rank == 1))
                 answer = PMIX_GROUP_CONSTRUCT_ABORT;
             if ((strcmp(mode, "leader-fails") == 0 || strcmp(mode, "leader-fails-across") == 0) &&
                 me.rank == 2) {
@@ -524,9 +531,9 @@ static void mode_leader_fails(int volunteer, int cid) {
 }
 
 /* The leader dies after ranks 1 (node0) and 2 (node1) accepted; rank 3
- * (node1) aborts from its LEADER_FAILED handler: every participant's call
- * returns PMIX_GROUP_CONSTRUCT_ABORT, on both servers. */
-static void mode_leader_fails_abort(void) {
+ * (node1) / rank 1 (node0) aborts from its LEADER_FAILED handler: every
+ * participant's call returns PMIX_GROUP_CONSTRUCT_ABORT, on both servers. */
+static void mode_leader_fails_abort(pmix_rank_t aborter) {
     pmix_status_t rc;
     if (me.rank == 0) {
         const pmix_rank_t list[] = {1, 2, 3};
@@ -543,8 +550,9 @@ static void mode_leader_fails_abort(void) {
         rc = PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
         if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("join: %s", PMIx_Error_string(rc));
         if (!leader_failed) FAIL("no PMIX_GROUP_LEADER_FAILED");
-        wait_flag(&aborted); /* from rank 3, through the host for rank 1 */
+        if (me.rank != aborter) wait_flag(&aborted); /* from the aborter, through the host */
     }
+    if (me.rank == 3 && aborter != 3) wait_flag(&aborted);
     if (selected) FAIL("a leader was selected");
     printf("invite leader failed abort ok\n");
 }
@@ -554,7 +562,7 @@ int main(int argc, char **argv) {
         fprintf(stderr,
                 "usage: group_invite_client accept|decline|dies|timeout|optional-timeout|"
                 "abort|abort-event|leader-fails|leader-fails-default|leader-fails-across|"
-                "leader-fails-across-default|leader-fails-abort\n");
+                "leader-fails-across-default|leader-fails-abort|leader-fails-abort-node0\n");
         return 2;
     }
     mode = argv[1];
@@ -594,7 +602,9 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "leader-fails-across-default") == 0) {
         mode_leader_fails(0, 1);
     } else if (strcmp(mode, "leader-fails-abort") == 0) {
-        mode_leader_fails_abort();
+        mode_leader_fails_abort(3);
+    } else if (strcmp(mode, "leader-fails-abort-node0") == 0) {
+        mode_leader_fails_abort(1);
     } else {
         FAIL("unknown mode %s", mode);
     }
