@@ -45,6 +45,13 @@ bool in(const std::vector<pmix_proc_t> &procs, const ProcKey &k) {
     return std::any_of(procs.begin(), procs.end(), [&](const auto &p) { return key_of(p) == k; });
 }
 
+// An invitation's vote across servers (group_util.hpp's kVoteKey,
+// kVotersKey, kVolunteersKey, and these; "electing an invitation's leader
+// across servers" below).
+constexpr const char *kInvEligibleKey = "pmixpp.grp.inv.eligible";  // procs: voted there
+constexpr const char *kInvAcceptedKey = "pmixpp.grp.inv.accepted";  // procs: had accepted
+constexpr const char *kInvDecidedKey = "pmixpp.grp.inv.decided";    // procs: the old leader decided
+
 // Position of `k` in `order` (its group rank when the group completes).
 std::size_t position(const std::vector<pmix_proc_t> &order, const ProcKey &k) {
     for (std::size_t i = 0; i < order.size(); ++i) {
@@ -85,7 +92,8 @@ bool Groups::send_ask(const ProcKey &to, const std::string &id, const events::Ev
 void Groups::ask_leader(Invitation &inv, const std::string &id, pmix_status_t code,
                         const ProcKey &about) {
     inv.undecided[about] = code;
-    if (!inv.voters.empty()) return;  // asked of the new leader once there is one
+    // Asked of the new leader once there is one.
+    if (!inv.voters.empty() || invite_elections_.count(id) != 0) return;
     const pmix_proc_t who = proc_of(about);
     const pmix_proc_t leader = proc_of(inv.leader);
     std::vector<pmix_info_t> info_out;
@@ -169,6 +177,7 @@ void Groups::handle_invite(Channel &ch, Frame &frame, ClientRecord *client) {
         return;
     }
     failed_.erase(id);  // an earlier construct's latecomers no longer matter
+    invite_elections_ended_.erase(id);
     Invitation inv;
     inv.leader = me;
     inv.order.push_back(client->proc);
@@ -281,6 +290,11 @@ void Groups::handle_decision(Channel &ch, Frame &frame, ClientRecord *client) {
     }
     const auto reply = PendingReply::to(ch, frame);
     const ProcKey me = key_of(client->proc);
+    if (code == PMIX_GROUP_LEADER_FAILED && invite_elections_.count(id) != 0) {
+        send_reply(reply, status_body(PMIX_SUCCESS));
+        invite_vote_answer(id, me, decision, volunteer != 0);  // across servers
+        return;
+    }
     auto it = invitations_.find(id);
     if (it == invitations_.end()) {
         // A leader's or a voter's answer about a collective construct (groups.cpp).
@@ -356,9 +370,20 @@ void Groups::leader_failed(const std::string &id) {
         return;
     }
     if (!collectives_.all_local(participants)) {
-        // The vote would have to cross servers: not built (docs/groups.md, "Not yet").
-        log()->warn("server: group {}: electing a new leader across servers is not supported", id);
-        end_invitation(id, PMIX_ERR_NOT_SUPPORTED);
+        // Every server of a participant votes (below, "electing an
+        // invitation's leader across servers").
+        if (inv.timer != 0) runtime::ProgressEngine::instance().cancel(inv.timer);
+        inv.timer = 0;
+        InviteElection e;
+        e.failed = old;
+        e.order = inv.order;
+        e.assign_context_id = inv.assign_context_id;
+        e.notify_termination = inv.notify_termination;
+        e.optional = inv.optional;
+        for (const auto &[k, a] : inv.answers) {
+            if (a == Answer::accepted && inv.undecided.count(k) == 0) e.decided.insert(k);
+        }
+        invite_election_start(id, std::move(e));
         return;
     }
     ask_vote(id, inv.voters, participants, proc_of(old));
@@ -379,28 +404,23 @@ void Groups::finish_vote(const std::string &id) {
         return a != inv.answers.end() &&
                (a->second == Answer::pending || a->second == Answer::accepted);
     };
-    auto by_rank = [&](const ProcKey &a, const ProcKey &b) {
-        return position(inv.order, a) < position(inv.order, b);
-    };
-    std::vector<ProcKey> candidates;
+    std::vector<ProcKey> volunteers, accepted, invited;
     for (const auto &k : inv.volunteers) {
-        if (live(k)) candidates.push_back(k);
+        if (live(k)) volunteers.push_back(k);
     }
-    if (candidates.empty()) {
-        // No volunteer: the lowest group rank among those who accepted, else
-        // among those still invited.
-        for (Answer want : {Answer::accepted, Answer::pending}) {
-            for (const auto &[k, a] : inv.answers) {
-                if (a == want) candidates.push_back(k);
-            }
-            if (!candidates.empty()) break;
-        }
+    // No volunteer: the lowest group rank among those who accepted, else
+    // among those still invited.
+    for (const auto &[k, a] : inv.answers) {
+        if (a == Answer::accepted) accepted.push_back(k);
+        if (a == Answer::pending) invited.push_back(k);
     }
-    if (candidates.empty()) {
+    const auto elected = elect(volunteers, {accepted, invited},
+                               [&](const ProcKey &k) { return position(inv.order, k); });
+    if (!elected) {
         end_invitation(id, PMIX_ERR_LOST_CONNECTION);
         return;
     }
-    const ProcKey leader = *std::min_element(candidates.begin(), candidates.end(), by_rank);
+    const ProcKey leader = *elected;
     inv.leader = leader;
     inv.volunteers.clear();
     // The new leader is no invitee any more: it waits as the leader (its join, if made).
@@ -436,7 +456,9 @@ void Groups::check_invitation(const std::string &id) {
     auto it = invitations_.find(id);
     if (it == invitations_.end()) return;
     Invitation &inv = it->second;
-    if (inv.completing || !inv.undecided.empty() || !inv.voters.empty()) return;
+    if (inv.completing || !inv.undecided.empty() || !inv.voters.empty() ||
+        invite_elections_.count(id) != 0)
+        return;
     for (const auto &[k, a] : inv.answers) {
         if (a == Answer::pending) return;
     }
@@ -679,6 +701,7 @@ bool Groups::invitation_message(const events::Event &ev) {
             }
             if (mine.empty() || invitations_.count(id) != 0) return false;
             RemoteInvitation &r = remote_invitations_[id];
+            invite_elections_ended_.erase(id);
             r.leader = key_of(ev.source);
             if (auto f = failed_.find(id); f != failed_.end()) {
                 for (const auto &k : mine) f->second.latecomers.erase(k);
@@ -704,8 +727,32 @@ bool Groups::invitation_message(const events::Event &ev) {
             complete_remote(id, ev);
             return true;
         case PMIX_GROUP_CONSTRUCT_ABORT:
+            // A participant served elsewhere aborts (its handler's vote, or
+            // its own event): the invitation ends here too.
+            if (invite_elections_.erase(id) != 0) {
+                invite_elections_ended_.insert(id);
+            } else if (const auto *f = find_info(ev.info_span(), kAbortLeadersKey);
+                       f != nullptr && remote_invitations_.count(id) != 0) {
+                // An abort from the failed leader's server before any vote
+                // reached this one: its participants were not asked about
+                // the leader yet; every participant is told of its failure.
+                const auto leaders = events::procs_of(f->value);
+                std::vector<pmix_proc_t> ask;
+                for (const auto &[k, a] : remote_invitations_.at(id).answers) {
+                    if (a == Answer::pending || a == Answer::accepted) ask.push_back(proc_of(k));
+                }
+                std::set<ProcKey> asked;
+                if (!leaders.empty()) ask_vote(id, asked, ask, leaders.front());
+            }
+            if (invitations_.count(id) != 0) end_invitation(id, PMIX_GROUP_CONSTRUCT_ABORT, false);
             if (remote_invitations_.count(id) != 0) end_remote(id, PMIX_GROUP_CONSTRUCT_ABORT);
             return false;  // the invitees get it too
+        case PMIX_GROUP_LEADER_FAILED:
+            // Another server's vote about an invitation's failed leader; a
+            // construct's goes on to host_event.
+            if (find_info(ev.info_span(), kInvEligibleKey) == nullptr) return false;
+            invite_vote_in(id, ev);
+            return true;
         default: {
             auto r = remote_invitations_.find(id);
             if (r == remote_invitations_.end() || is_group_event(ev.status) ||
@@ -741,6 +788,8 @@ bool Groups::join_remote(const std::string &id, const pmix_proc_t &leader, std::
     }
     log()->info("server: group {}: {} {} (the leader is served elsewhere)", id, describe(me),
                 accept ? "accepts" : "declines");
+    // During an election the answer goes to the new leader once it is known.
+    if (invite_elections_.count(id) != 0) return true;
     send_to_servers(accept ? PMIX_GROUP_INVITE_ACCEPTED : PMIX_GROUP_INVITE_DECLINED, id, &who,
                     {lp}, {load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC)});
     // Nobody here takes part any more: nothing to wait for.
@@ -893,6 +942,312 @@ void Groups::end_remote(const std::string &id, pmix_status_t status,
     remote_invitations_.erase(it);
     log()->warn("server: group {} invitation ended at the leader's server: {}", id,
                 PMIx_Error_string(status));
+}
+
+// ---------------------------------------------------------------------------------------------
+// electing an invitation's leader across servers (docs/groups.md, "Invite and join")
+//
+// The leader's server finds its leader gone with participants served
+// elsewhere: it asks its own participants (ask_vote, as on one server) and
+// sends its vote (send_vote, as a construct's election does) to the servers
+// of the others, with the invitation's order, its flags, who voted there,
+// who had accepted and which accepted invitees the old leader had decided
+// about. That vote starts the election at every other server, which asks
+// its own participants and sends its vote too. Once the votes of every
+// process of the order are in, each server applies the same rule to the
+// same votes (elect: the volunteer with the lowest group rank, else the
+// lowest group rank among those who had accepted, else among those still
+// invited): the new leader's server holds the Invitation from then on (the
+// accepted invitees the old leader had not decided about are asked of the
+// new one), every other server a RemoteInvitation naming the new leader.
+// A voter's abort ends the invitation on its server and goes to every
+// other participant as its PMIX_GROUP_CONSTRUCT_ABORT event.
+
+std::optional<GroupInvitationAnswer> Groups::local_answer(const std::string &id,
+                                                          const ProcKey &k) const {
+    if (auto it = invitations_.find(id); it != invitations_.end()) {
+        if (auto a = it->second.answers.find(k); a != it->second.answers.end()) return a->second;
+    }
+    if (auto it = remote_invitations_.find(id); it != remote_invitations_.end()) {
+        if (auto a = it->second.answers.find(k); a != it->second.answers.end()) return a->second;
+    }
+    return std::nullopt;
+}
+
+void Groups::invite_election_start(const std::string &id, InviteElection e) {
+    InviteElection &st = invite_elections_[id] = std::move(e);
+    std::vector<pmix_proc_t> ask;
+    for (const auto &p : st.order) {
+        const ProcKey k = key_of(p);
+        if (!is_local(p)) continue;
+        const auto a = local_answer(id, k);
+        const ClientRecord *c = clients_.find_client(k);
+        if (a && (*a == Answer::pending || *a == Answer::accepted) && c != nullptr && !c->gone())
+            ask.push_back(p);
+    }
+    log()->info("server: group {}: leader {} failed, {} participants here vote (across servers)",
+                id, describe(st.failed), ask.size());
+    ask_vote(id, st.voters, ask, proc_of(st.failed));
+    if (st.voters.empty())
+        runtime::ProgressEngine::instance().post([this, id] { invite_local_done(id); });
+}
+
+void Groups::invite_vote_answer(const std::string &id, const ProcKey &from, pmix_status_t decision,
+                                bool volunteer) {
+    auto it = invite_elections_.find(id);
+    if (it == invite_elections_.end() || it->second.voters.erase(from) == 0) return;
+    InviteElection &e = it->second;
+    e.voted.insert(from);
+    if (volunteer) e.volunteers.push_back(from);
+    if (decision == PMIX_GROUP_CONSTRUCT_ABORT && !e.aborter) e.aborter = from;
+    if (e.voters.empty()) invite_local_done(id);
+}
+
+void Groups::invite_election_departed(const ProcKey &client) {
+    std::vector<std::string> done;
+    for (auto &[id, e] : invite_elections_) {
+        if (e.local_voted) continue;
+        e.voted.erase(client);  // no longer eligible
+        if (e.voters.erase(client) != 0 && e.voters.empty()) done.push_back(id);
+    }
+    for (const auto &id : done) invite_local_done(id);
+}
+
+void Groups::invite_local_done(const std::string &id) {
+    auto it = invite_elections_.find(id);
+    if (it == invite_elections_.end() || it->second.local_voted || !it->second.voters.empty())
+        return;
+    InviteElection &e = it->second;
+    e.local_voted = true;
+    if (e.aborter) {
+        // Ends here, and everywhere through the aborter's event.
+        const pmix_proc_t source = proc_of(*e.aborter);
+        std::vector<pmix_proc_t> to;
+        for (const auto &p : e.order) {
+            if (key_of(p) != *e.aborter) to.push_back(p);
+        }
+        invite_elections_.erase(it);
+        invite_elections_ended_.insert(id);
+        log()->info("server: group {}: {} aborts after the leader failed", id,
+                    describe(key_of(source)));
+        if (invitations_.count(id) != 0) {
+            invitations_.find(id)->second.completing = true;  // the others are told below
+            end_invitation(id, PMIX_GROUP_CONSTRUCT_ABORT, false);
+        }
+        end_remote(id, PMIX_GROUP_CONSTRUCT_ABORT);
+        // The failed leader, for a server whose participants were not asked
+        // yet (no vote reached it: invitation_message tells them first).
+        const pmix_proc_t failed = proc_of(e.failed);
+        raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, &source, to,
+                          {procs_info(kAbortLeadersKey, {failed})}, true);
+        return;
+    }
+    std::vector<pmix_proc_t> here, remote, eligible, accepted;
+    for (const auto &p : e.order) {
+        const ProcKey k = key_of(p);
+        if (!is_local(p)) {
+            remote.push_back(p);
+            continue;
+        }
+        here.push_back(p);
+        e.covered.insert(k);
+        if (e.voted.count(k) == 0) continue;
+        eligible.push_back(p);
+        e.eligible.insert(k);
+        if (local_answer(id, k) == Answer::accepted) {
+            accepted.push_back(p);
+            e.accepted.insert(k);
+        }
+    }
+    std::vector<ProcKey> volunteers;
+    for (const auto &k : e.volunteers) {
+        if (clients_.find_client(k) != nullptr) volunteers.push_back(k);
+    }
+    std::vector<pmix_proc_t> decided;
+    for (const auto &k : e.decided) decided.push_back(proc_of(k));
+    const pmix_proc_t failed = proc_of(e.failed);
+    const bool yes = true;
+    if (!here.empty() && !remote.empty()) {
+        send_vote(id, here.front(), remote, here, volunteers,
+                  {procs_info(PMIX_GROUP_MEMBERSHIP, e.order),
+                   load_info(PMIX_EVENT_AFFECTED_PROC, &failed, PMIX_PROC),
+                   procs_info(kInvEligibleKey, eligible), procs_info(kInvAcceptedKey, accepted),
+                   procs_info(kInvDecidedKey, decided),
+                   load_info(PMIX_GROUP_ASSIGN_CONTEXT_ID, &e.assign_context_id, PMIX_BOOL),
+                   load_info(PMIX_GROUP_NOTIFY_TERMINATION, &e.notify_termination, PMIX_BOOL),
+                   load_info(PMIX_GROUP_OPTIONAL, &e.optional, PMIX_BOOL),
+                   load_info(PMIX_EVENT_DO_NOT_CACHE, &yes, PMIX_BOOL)});
+    }
+    invite_election_check(id);
+}
+
+void Groups::invite_vote_in(const std::string &id, const events::Event &ev) {
+    auto procs = [&](const char *key) {
+        const pmix_info_t *i = find_info(ev.info_span(), key);
+        return i == nullptr ? std::vector<pmix_proc_t>{} : events::procs_of(i->value);
+    };
+    if (invite_elections_ended_.count(id) != 0) return;  // aborted here meanwhile
+    auto it = invite_elections_.find(id);
+    if (it == invite_elections_.end()) {
+        // The first vote this server hears of: its own election begins.
+        InviteElection e;
+        e.order = procs(PMIX_GROUP_MEMBERSHIP);
+        const pmix_info_t *f = find_info(ev.info_span(), PMIX_EVENT_AFFECTED_PROC);
+        if (f == nullptr || f->value.type != PMIX_PROC || f->value.data.proc == nullptr) return;
+        e.failed = key_of(*f->value.data.proc);
+        const bool ours = invitations_.count(id) != 0 || remote_invitations_.count(id) != 0 ||
+                          std::any_of(e.order.begin(), e.order.end(),
+                                      [&](const pmix_proc_t &p) { return is_local(p); });
+        if (!ours) return;
+        const auto span = ev.info_span();
+        e.assign_context_id = mca::info_flag(span, PMIX_GROUP_ASSIGN_CONTEXT_ID).value_or(false);
+        e.notify_termination = mca::info_flag(span, PMIX_GROUP_NOTIFY_TERMINATION).value_or(false);
+        e.optional = mca::info_flag(span, PMIX_GROUP_OPTIONAL).value_or(false);
+        invite_election_start(id, std::move(e));
+        it = invite_elections_.find(id);
+    }
+    InviteElection &e = it->second;
+    for (const auto &p : procs(kVotersKey)) {
+        if (!is_local(p)) e.covered.insert(key_of(p));
+    }
+    for (const auto &p : procs(kInvEligibleKey)) {
+        if (!is_local(p)) e.eligible.insert(key_of(p));
+    }
+    for (const auto &p : procs(kInvAcceptedKey)) {
+        if (!is_local(p)) e.accepted.insert(key_of(p));
+    }
+    for (const auto &p : procs(kInvDecidedKey)) e.decided.insert(key_of(p));
+    for (const auto &p : procs(kVolunteersKey)) {
+        if (!is_local(p)) e.volunteers.push_back(key_of(p));
+    }
+    log()->info("server: group {}: a vote about the failed leader (told by the host)", id);
+    invite_election_check(id);
+}
+
+void Groups::invite_election_check(const std::string &id) {
+    auto it = invite_elections_.find(id);
+    if (it == invite_elections_.end() || !it->second.local_voted) return;
+    for (const auto &p : it->second.order) {
+        if (it->second.covered.count(key_of(p)) == 0) return;  // that server's vote is not in
+    }
+    const InviteElection e = std::move(it->second);
+    invite_elections_.erase(it);
+    // Every server has the same votes: the same leader everywhere.
+    std::vector<ProcKey> volunteers, accepted, invited;
+    for (const auto &k : e.volunteers) {
+        if (e.eligible.count(k) != 0) volunteers.push_back(k);
+    }
+    for (const auto &p : e.order) {
+        const ProcKey k = key_of(p);
+        if (e.eligible.count(k) != 0) (e.accepted.count(k) != 0 ? accepted : invited).push_back(k);
+    }
+    const auto elected = elect(volunteers, {accepted, invited},
+                               [&](const ProcKey &k) { return position(e.order, k); });
+    if (!elected) {
+        if (auto inv = invitations_.find(id); inv != invitations_.end()) {
+            inv->second.completing = true;  // every server ends it itself
+            end_invitation(id, PMIX_ERR_LOST_CONNECTION);
+        }
+        end_remote(id, PMIX_ERR_LOST_CONNECTION);
+        return;
+    }
+    invite_new_leader(id, e, *elected);
+}
+
+void Groups::invite_new_leader(const std::string &id, const InviteElection &e,
+                               const ProcKey &leader) {
+    const pmix_proc_t lp = proc_of(leader);
+    std::vector<pmix_proc_t> order = e.order;
+    const std::size_t at = position(order, leader);
+    if (at < order.size()) std::rotate(order.begin(), order.begin() + at, order.begin() + at + 1);
+    // What this server knows: its participants' answers and join calls.
+    std::map<ProcKey, Answer> mine;
+    std::map<ProcKey, PendingReply> joined;
+    std::map<ProcKey, pmix_status_t> undecided;
+    std::map<ProcKey, Answer> told;  // the old leader's server: the others' answers it had
+    if (auto it = invitations_.find(id); it != invitations_.end()) {
+        for (const auto &[k, a] : it->second.answers) (is_local(proc_of(k)) ? mine : told)[k] = a;
+        joined = std::move(it->second.joined);
+        undecided = std::move(it->second.undecided);
+        invitations_.erase(it);
+    } else if (auto r = remote_invitations_.find(id); r != remote_invitations_.end()) {
+        mine = r->second.answers;
+        joined = std::move(r->second.joined);
+        remote_invitations_.erase(r);
+    }
+    std::vector<pmix_proc_t> participants_here;
+    for (const auto &p : order) {
+        if (is_local(p) && e.eligible.count(key_of(p)) != 0) participants_here.push_back(p);
+    }
+    log()->info("server: group {}: {} is the new leader (elected across servers)", id,
+                describe(leader));
+    raise_group_event(PMIX_GROUP_LEADER_SELECTED, id, nullptr, participants_here,
+                      {load_info(PMIX_EVENT_AFFECTED_PROC, &lp, PMIX_PROC)});
+    if (is_local(lp)) {
+        // This server holds the invitation now.
+        Invitation inv;
+        inv.leader = leader;
+        inv.order = order;
+        inv.optional = e.optional;
+        inv.notify_termination = e.notify_termination;
+        inv.assign_context_id = e.assign_context_id;
+        for (const auto &p : order) {
+            const ProcKey k = key_of(p);
+            if (k == leader) continue;
+            Answer a = Answer::failed;
+            if (is_local(p)) {
+                if (auto m = mine.find(k); m != mine.end()) a = m->second;
+            } else if (e.eligible.count(k) != 0) {
+                auto t = told.find(k);
+                a = e.accepted.count(k) != 0 || (t != told.end() && t->second == Answer::accepted)
+                        ? Answer::accepted
+                        : Answer::pending;
+            }
+            inv.answers[k] = a;
+            // An accepted invitee the old leader had not decided about: the
+            // new leader is asked (as on one server).
+            if (a == Answer::accepted && e.decided.count(k) == 0 && undecided.count(k) == 0)
+                undecided[k] = PMIX_GROUP_INVITE_ACCEPTED;
+            if (a == Answer::declined && e.eligible.count(k) != 0 && undecided.count(k) == 0)
+                undecided[k] = PMIX_GROUP_INVITE_DECLINED;
+        }
+        undecided.erase(leader);
+        for (auto &[k, reply] : joined) {
+            if (k == leader) {
+                inv.leader_replies.push_back(reply);
+            } else {
+                inv.joined[k] = reply;
+            }
+        }
+        Invitation &stored = invitations_[id] = std::move(inv);
+        for (const auto &[k, code] : undecided) ask_leader(stored, id, code, k);
+        check_invitation(id);
+        return;
+    }
+    // Served elsewhere: this server's invitees answer it from now on.
+    RemoteInvitation r;
+    r.leader = leader;
+    r.joined = std::move(joined);
+    bool takes_part = false;
+    for (const auto &[k, a] : mine) {
+        if (!is_local(proc_of(k))) continue;
+        r.answers[k] = a;
+        takes_part = takes_part || a == Answer::pending || a == Answer::accepted;
+        if (e.eligible.count(k) == 0) continue;
+        // An answer given after this server's vote (or an end): to the new leader.
+        const pmix_proc_t who = proc_of(k);
+        if (a == Answer::accepted && e.accepted.count(k) == 0) {
+            send_to_servers(PMIX_GROUP_INVITE_ACCEPTED, id, &who, {lp},
+                            {load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC)});
+        } else if (a == Answer::declined) {
+            send_to_servers(PMIX_GROUP_INVITE_DECLINED, id, &who, {lp},
+                            {load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC)});
+        } else if (a == Answer::failed) {
+            send_to_servers(PMIX_GROUP_INVITE_FAILED, id, nullptr, {lp},
+                            {load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC)});
+        }
+    }
+    if (takes_part) remote_invitations_[id] = std::move(r);
 }
 
 }  // namespace pmixpp::server

@@ -48,6 +48,37 @@ inline std::optional<std::size_t> context_id_in(std::span<const pmix_info_t> res
     return std::nullopt;
 }
 
+// An election of a new leader (every leader failed), one rule for both
+// methods and every server (docs/groups.md): the volunteer with the lowest
+// group rank, else the lowest group rank of the first non-empty tier.
+// `volunteers` and `tiers` hold only eligible processes; `rank_of` gives
+// group ranks. None: nobody is eligible.
+template <typename RankOf>
+std::optional<ProcKey> elect(const std::vector<ProcKey> &volunteers,
+                             const std::vector<std::vector<ProcKey>> &tiers, RankOf rank_of) {
+    auto lowest = [&](const std::vector<ProcKey> &from) {
+        return *std::min_element(from.begin(), from.end(), [&](const ProcKey &a, const ProcKey &b) {
+            return rank_of(a) < rank_of(b);
+        });
+    };
+    if (!volunteers.empty()) return lowest(volunteers);
+    for (const auto &tier : tiers) {
+        if (!tier.empty()) return lowest(tier);
+    }
+    return std::nullopt;
+}
+
+// A server's vote in an election across servers: a PMIX_GROUP_LEADER_FAILED
+// event through the host's notify_event, consumed by the receiving server
+// (groups.cpp, group_invite.cpp; docs/groups.md, "For host writers").
+inline constexpr const char *kVoteKey = "pmixpp.grp.vote";              // string: the group id
+inline constexpr const char *kVotersKey = "pmixpp.grp.voters";          // procs: who voted there
+inline constexpr const char *kVolunteersKey = "pmixpp.grp.volunteers";  // procs: who volunteered
+// On the PMIX_GROUP_CONSTRUCT_ABORT a voter's abort sends to the other
+// servers: the failed leaders the election was about (a server whose host
+// had not answered yet tells its participants of them first, groups.cpp).
+inline constexpr const char *kAbortLeadersKey = "pmixpp.grp.abort.leaders";  // procs
+
 using server::load_info;   // info_build.hpp
 using server::procs_info;  // info_build.hpp
 

@@ -564,10 +564,6 @@ void Groups::end_decisions(const std::string &id, pmix_status_t status) {
 
 namespace {
 
-constexpr const char *kVoteKey = "pmixpp.grp.vote";              // string: the group id
-constexpr const char *kVotersKey = "pmixpp.grp.voters";          // procs: who voted there
-constexpr const char *kVolunteersKey = "pmixpp.grp.volunteers";  // procs: who volunteered
-
 std::vector<pmix_proc_t> procs_of_keys(const std::vector<ProcKey> &keys) {
     std::vector<pmix_proc_t> out;
     for (const auto &k : keys) out.push_back(proc_of(k));
@@ -641,19 +637,26 @@ void Groups::election_local_done(const std::string &id) {
             if (clients_.find_client(k) != nullptr && p.absent_all.count(k) == 0)
                 electorate.push_back(m);
         }
-        std::vector<pmix_info_t> info_out;
-        info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-        info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, remote));
-        info_out.push_back(load_info(kVoteKey, id.c_str(), PMIX_STRING));
-        info_out.push_back(procs_info(kVotersKey, electorate));
-        info_out.push_back(procs_info(kVolunteersKey, procs_of_keys(p.volunteers)));
         const pmix_proc_t source = electorate.empty() ? proc_of(*p.failed_leader) : electorate[0];
-        auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, &source, PMIX_RANGE_CUSTOM,
-                                      info_out.data(), info_out.size());
-        for (auto &i : info_out) PMIx_Value_destruct(&i.value);
-        raise_out_(std::make_shared<const events::Event>(std::move(ev)));
+        send_vote(id, source, remote, electorate, p.volunteers);
     }
     check_election(id);
+}
+
+void Groups::send_vote(const std::string &id, const pmix_proc_t &source,
+                       const std::vector<pmix_proc_t> &to, const std::vector<pmix_proc_t> &voters,
+                       const std::vector<ProcKey> &volunteers, std::vector<pmix_info_t> extra) {
+    std::vector<pmix_info_t> info_out;
+    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, to));
+    info_out.push_back(load_info(kVoteKey, id.c_str(), PMIX_STRING));
+    info_out.push_back(procs_info(kVotersKey, voters));
+    info_out.push_back(procs_info(kVolunteersKey, procs_of_keys(volunteers)));
+    info_out.insert(info_out.end(), extra.begin(), extra.end());
+    auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, &source, PMIX_RANGE_CUSTOM,
+                                  info_out.data(), info_out.size());
+    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    if (raise_out_) raise_out_(std::make_shared<const events::Event>(std::move(ev)));
 }
 
 void Groups::check_election(const std::string &id) {
@@ -680,25 +683,22 @@ void Groups::check_election(const std::string &id) {
         if (p.absent_all.count(k) != 0 || rank_of(k) == order.size()) return false;
         return clients_.find_client(k) == nullptr || alive(clients_, k);
     };
-    std::vector<ProcKey> candidates;
+    std::vector<ProcKey> volunteers, everyone;
     for (const auto &k : p.volunteers) {
-        if (candidate(k)) candidates.push_back(k);
+        if (candidate(k)) volunteers.push_back(k);
     }
     for (const auto &k : p.remote_volunteers) {
-        if (candidate(k)) candidates.push_back(k);
+        if (candidate(k)) volunteers.push_back(k);
     }
-    if (candidates.empty()) {
-        for (const auto &m : order) {
-            if (candidate(key_of(m))) candidates.push_back(key_of(m));
-        }
+    for (const auto &m : order) {
+        if (candidate(key_of(m))) everyone.push_back(key_of(m));
     }
-    if (candidates.empty()) {
+    const auto elected = elect(volunteers, {everyone}, rank_of);
+    if (!elected) {
         end_decisions(id, PMIX_ERR_LOST_CONNECTION);
         return;
     }
-    const ProcKey leader = *std::min_element(
-        candidates.begin(), candidates.end(),
-        [&](const ProcKey &a, const ProcKey &b) { return rank_of(a) < rank_of(b); });
+    const ProcKey leader = *elected;
     const bool here = clients_.find_client(leader) != nullptr;
     p.failed_leader.reset();
     p.leaders.clear();
@@ -1088,22 +1088,19 @@ void Groups::construct_vote_done(const std::string &id) {
         return order.size();
     };
     // The volunteer with the lowest group rank, else the lowest group rank.
-    std::vector<ProcKey> candidates;
+    std::vector<ProcKey> volunteers, everyone;
     for (const auto &k : p.volunteers) {
-        if (live(k)) candidates.push_back(k);
+        if (live(k)) volunteers.push_back(k);
     }
-    if (candidates.empty()) {
-        for (const auto &m : p.canonical) {
-            if (live(key_of(m))) candidates.push_back(key_of(m));
-        }
+    for (const auto &m : p.canonical) {
+        if (live(key_of(m))) everyone.push_back(key_of(m));
     }
-    if (candidates.empty()) {
+    const auto elected = elect(volunteers, {everyone}, rank_of);
+    if (!elected) {
         collectives_.complete(p.tracker, PMIX_ERR_LOST_CONNECTION);
         return;
     }
-    const ProcKey leader = *std::min_element(
-        candidates.begin(), candidates.end(),
-        [&](const ProcKey &a, const ProcKey &b) { return rank_of(a) < rank_of(b); });
+    const ProcKey leader = *elected;
     p.leaders = {leader};
     p.failed_leader.reset();
     p.volunteers.clear();
@@ -1185,6 +1182,12 @@ void Groups::abort_construct(const std::string &id, const pmix_proc_t *source) {
             std::vector<pmix_info_t> info_out;
             info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
             info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, remote));
+            if (p.abort_vote && !p.lost_leaders.empty()) {
+                // A voter's abort after every leader failed: the leaders it is about.
+                std::vector<pmix_proc_t> leaders;
+                for (const auto &k : p.lost_leaders) leaders.push_back(proc_of(k));
+                info_out.push_back(procs_info(kAbortLeadersKey, leaders));
+            }
             auto ev = events::Event::make(PMIX_GROUP_CONSTRUCT_ABORT, source, PMIX_RANGE_CUSTOM,
                                           info_out.data(), info_out.size());
             for (auto &i : info_out) PMIx_Value_destruct(&i.value);
@@ -1246,6 +1249,24 @@ void Groups::lost_after_host(const ProcKey &client) {
     }
 }
 
+void Groups::tell_leaders_failed(const std::string &id, const Pending &p,
+                                 const events::Event &abort) {
+    // A voter's abort from a server that had the host's answer before this
+    // one (hosts answer each server in their own time): this server's
+    // participants were not asked about the failed leader yet. Every
+    // participant is told of a leader's failure (the standard), so they are
+    // asked now, before the abort ends their calls; their answers find no
+    // construct any more.
+    const auto *f = find_info(abort.info_span(), kAbortLeadersKey);
+    if (f == nullptr || p.deciding) return;  // deciding: asked after the answer
+    const auto leaders = events::procs_of(f->value);
+    if (leaders.empty()) return;
+    std::set<ProcKey> asked;
+    ask_vote(id, asked, running_here(p), leaders.front());
+    log()->info("server: group {}: {} participants told of the failed leader before the abort", id,
+                asked.size());
+}
+
 bool Groups::host_event(const events::Event &ev) {
     if (ev.status == PMIX_GROUP_MEMBER_FAILED && find_info(ev.info_span(), kLostKey) != nullptr) {
         // Another server lost a participant after its host was called.
@@ -1263,13 +1284,24 @@ bool Groups::host_event(const events::Event &ev) {
             pit->second.lost_after_host.insert(who);
             return true;
         }
-        // Formed already with the host's answer: the member goes now.
+        // Formed already with the host's answer (the host delivered the
+        // message late): the member's end is a group member's departure
+        // here, PMIX_GROUP_MEMBER_FAILED with PMIX_GROUP_NOTIFY_TERMINATION;
+        // it leaves the group either way, as its own server left it out.
         auto g = groups_.find(gid);
         if (g == groups_.end() || !is_member(g->second, who)) return true;
         auto &members = g->second.members;
         std::erase_if(members, [&](const pmix_proc_t &m) { return key_of(m) == who; });
-        raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, gid, nullptr, members,
-                          {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
+        log()->info(
+            "server: group {}: {} ended before its server had the host's answer (told "
+            "after it formed here)",
+            gid, describe(who));
+        if (g->second.notify_termination) {
+            raise_member_failed(gid, who, members);
+        } else {
+            raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, gid, nullptr, members,
+                              {procs_info(PMIX_GROUP_MEMBERSHIP, members)});
+        }
         return true;
     }
     if (ev.status == PMIX_GROUP_LEADER_FAILED && find_info(ev.info_span(), kVoteKey) != nullptr) {
@@ -1310,6 +1342,7 @@ bool Groups::host_event(const events::Event &ev) {
         if (ev.status == PMIX_GROUP_CONSTRUCT_ABORT) {
             log()->info("server: group {}: {} aborts the construct (told by the host)", gid,
                         describe(from));
+            tell_leaders_failed(gid, pit->second, ev);
             abort_construct(gid, nullptr);
         } else {
             pit->second.decided_leaders.insert(from);
@@ -1538,7 +1571,8 @@ void Groups::client_departed(const ProcKey &client, Departure) {
             invitee_failed(id, client);
         }
     }
-    remote_invitee_departed(client);  // invitations led from another server
+    remote_invitee_departed(client);   // invitations led from another server
+    invite_election_departed(client);  // an invitation's election across servers
     std::set<std::string> its_groups;
     for (auto &[id, g] : groups_) {
         if (!is_member(g, client)) continue;
@@ -1600,6 +1634,8 @@ void Groups::clear() {
     }
     invitations_.clear();
     remote_invitations_.clear();
+    invite_elections_.clear();
+    invite_elections_ended_.clear();
     for (const auto &[id, p] : pending_) {
         if (p.decision_timer != 0) runtime::ProgressEngine::instance().cancel(p.decision_timer);
     }

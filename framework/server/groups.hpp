@@ -238,6 +238,49 @@ class Groups final : public DepartureListener {
         std::map<ProcKey, PendingReply> joined;  // their accepted join calls
     };
     std::map<std::string, RemoteInvitation> remote_invitations_;
+    // ---- an invitation's leader fails with participants served elsewhere
+    // (group_invite.cpp, "electing an invitation's leader across servers") ----
+    // Every server of a participant asks its own (ask_vote) and sends its
+    // vote to the others (send_vote); each picks the same leader (elect) from
+    // the votes alone, then keeps the Invitation if the leader is served
+    // here, else a RemoteInvitation naming it.
+    struct InviteElection {
+        ProcKey failed;                   // the failed leader
+        std::vector<pmix_proc_t> order;   // the invitation's order without it
+        bool assign_context_id = false;   // the invitation's directives, carried
+        bool notify_termination = false;  // to the new leader's server
+        bool optional = false;
+        std::set<ProcKey> voters;         // asked here, answer awaited
+        std::set<ProcKey> voted;          // answered here
+        std::vector<ProcKey> volunteers;  // every server's
+        std::optional<ProcKey> aborter;   // a voter here returned PMIX_GROUP_CONSTRUCT_ABORT
+        bool local_voted = false;         // this server's vote is sent
+        std::set<ProcKey> covered;        // processes of `order` whose server voted
+        std::set<ProcKey> eligible;       // voted (every server's)
+        std::set<ProcKey> accepted;       // had accepted (their servers' word)
+        std::set<ProcKey> decided;        // the old leader decided about (its server's word)
+    };
+    std::map<std::string, InviteElection> invite_elections_;
+    // Elections that ended here by an abort: a vote still on its way is
+    // ignored (it must not start the election again). Cleared when a new
+    // invitation under the id begins.
+    std::set<std::string> invite_elections_ended_;
+    void invite_election_start(const std::string &id, InviteElection e);
+    void invite_vote_answer(const std::string &id, const ProcKey &from, pmix_status_t decision,
+                            bool volunteer);
+    void invite_local_done(const std::string &id);
+    void invite_vote_in(const std::string &id, const events::Event &ev);
+    void invite_election_check(const std::string &id);
+    void invite_new_leader(const std::string &id, const InviteElection &e, const ProcKey &leader);
+    void invite_election_departed(const ProcKey &client);
+    // The answer of this server's `k` in invitation `id` (held or remote).
+    std::optional<GroupInvitationAnswer> local_answer(const std::string &id,
+                                                      const ProcKey &k) const;
+    // A server's vote in an election across servers (group_util.hpp's keys;
+    // `extra`, loaded infos, is owned by the call).
+    void send_vote(const std::string &id, const pmix_proc_t &source,
+                   const std::vector<pmix_proc_t> &to, const std::vector<pmix_proc_t> &voters,
+                   const std::vector<ProcKey> &volunteers, std::vector<pmix_info_t> extra = {});
     bool is_local(const pmix_proc_t &p) const;
     // A message of the protocol to the servers of `to` (with
     // PMIX_EVENT_DO_NOT_CACHE; consumed there by invitation_message).
@@ -346,6 +389,10 @@ class Groups final : public DepartureListener {
     void election_local_done(const std::string &id);
     // Every server's vote is in: the same new leader is chosen on each.
     void check_election(const std::string &id);
+    // Another server's PMIX_GROUP_CONSTRUCT_ABORT `abort` from a voter
+    // (kAbortLeadersKey) reached this server before its host's answer: its
+    // participants get PMIX_GROUP_LEADER_FAILED before the abort.
+    void tell_leaders_failed(const std::string &id, const Pending &p, const events::Event &abort);
     // A local participant of constructs already handed to the host ended:
     // they go on without it and the other servers are told.
     void lost_after_host(const ProcKey &client);

@@ -37,7 +37,25 @@
  *                                       handler's results) / nobody does and
  *                                       rank 1 (the lowest) leads;
  *                                       LEADER_SELECTED names it; rank 3 then
- *                                       accepts and the group completes */
+ *                                       accepts and the group completes
+ *        group_invite_client leader-fails-across | leader-fails-across-default
+ *                                     - the same with PMIX_GROUP_ASSIGN_CONTEXT_ID
+ *                                       under the two-server host (ranks 0, 1
+ *                                       on node0, 2, 3 on node1): the vote
+ *                                       crosses servers; every member checks
+ *                                       its status, the membership,
+ *                                       CONSTRUCT_COMPLETE and one context id
+ *        group_invite_client leader-fails-abort - rank 3 (not answered yet)
+ *                                       returns PMIX_GROUP_CONSTRUCT_ABORT from
+ *                                       its LEADER_FAILED handler: the joins of
+ *                                       1, 2 return that status (with the
+ *                                       event), rank 3's later join too
+ *        group_invite_client leader-fails-abort-node0 - rank 1 (node0, the
+ *                                       failed leader's server) aborts: node1
+ *                                       got no vote, its ranks 2, 3 still get
+ *                                       PMIX_GROUP_LEADER_FAILED, then the
+ *                                       abort (rank 3 joins only after the
+ *                                       LEADER_FAILED event) */
 #include <signal.h>
 #include <string.h>
 
@@ -54,6 +72,13 @@ static pmix_proc_t inviter, failed_proc, new_leader;
 static _Atomic size_t complete_members = 0;
 static _Atomic pmix_status_t join_nb_status = PMIX_ERR_TIMEOUT;
 static _Atomic int join_nb_done = 0; /* atomics: set last, on the progress thread */
+
+/* leader-fails-across: each member tells the others its context id by an
+ * event addressed to the group (the two-server host fences only the whole
+ * job, and rank 0 is dead). */
+static const pmix_status_t kCidEvent = PMIX_EXTERNAL_ERR_BASE - 142;
+static _Atomic int cids_seen = 0;
+static size_t cids[8]; /* the others' (written before cids_seen counts them) */
 
 static int is_our_group(const pmix_info_t info[], size_t ninfo) {
     for (size_t i = 0; i < ninfo; ++i)
@@ -135,18 +160,28 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             break;
         case PMIX_GROUP_LEADER_FAILED:
             leader_failed = 1;
-            if (strcmp(mode, "leader-fails") == 0 && me.rank == 2) {
+            if ((strcmp(mode, "leader-fails-abort") == 0 && me.rank == 3) ||
+                (strcmp(mode, "leader-fails-abort-node0") == 0 && me.rank == 1))
+                answer = PMIX_GROUP_CONSTRUCT_ABORT;
+            if ((strcmp(mode, "leader-fails") == 0 || strcmp(mode, "leader-fails-across") == 0) &&
+                me.rank == 2) {
                 bool yes = true;
                 PMIX_INFO_LOAD(&volunteer, PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
                 out = &volunteer;
                 nout = 1;
             }
             break;
+        default:
+            if (status != kCidEvent || source->rank == me.rank) break;
+            if (cids_seen >= 8) break;
+            cids[cids_seen] = SIZE_MAX;
+            for (size_t i = 0; i < ninfo; ++i)
+                if (PMIX_CHECK_KEY(&info[i], "inv.cid")) cids[cids_seen] = info[i].value.data.size;
+            ++cids_seen;
+            break;
         case PMIX_GROUP_LEADER_SELECTED:
             if (who != NULL) new_leader = *who;
             selected = 1;
-            break;
-        default:
             break;
     }
 done:
@@ -157,7 +192,7 @@ static void register_all(void) {
     pmix_status_t codes[] = {
         PMIX_GROUP_INVITED,       PMIX_GROUP_INVITE_ACCEPTED,    PMIX_GROUP_INVITE_DECLINED,
         PMIX_GROUP_INVITE_FAILED, PMIX_GROUP_CONSTRUCT_COMPLETE, PMIX_GROUP_CONSTRUCT_ABORT,
-        PMIX_GROUP_LEADER_FAILED, PMIX_GROUP_LEADER_SELECTED};
+        PMIX_GROUP_LEADER_FAILED, PMIX_GROUP_LEADER_SELECTED,    kCidEvent};
     group_register(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event);
 }
 
@@ -440,7 +475,7 @@ static void mode_abort_event(void) {
     printf("invite abort event ok\n");
 }
 
-static void mode_leader_fails(int volunteer) {
+static void mode_leader_fails(int volunteer, int cid) {
     pmix_info_t *results = NULL;
     size_t nresults = 0;
     char members[128] = "";
@@ -448,7 +483,10 @@ static void mode_leader_fails(int volunteer) {
     if (me.rank == 0) {
         const pmix_rank_t list[] = {1, 2, 3};
         pmix_proc_t *procs = ranks(list, 3);
-        PMIx_Group_invite(GRP, procs, 3, NULL, 0, NULL, NULL); /* dies in its handler */
+        pmix_info_t dir;
+        bool yes = true;
+        PMIX_INFO_LOAD(&dir, PMIX_GROUP_ASSIGN_CONTEXT_ID, &yes, PMIX_BOOL);
+        PMIx_Group_invite(GRP, procs, 3, &dir, cid ? 1 : 0, NULL, NULL); /* dies in its handler */
         FAIL("the leader's invite returned");
     }
     wait_flag(&invited);
@@ -465,18 +503,66 @@ static void mode_leader_fails(int volunteer) {
     wait_flag(&selected);
     if (new_leader.rank != expected) FAIL("LEADER_SELECTED names rank %u", new_leader.rank);
     membership(results, nresults, members, sizeof members);
-    PMIX_INFO_FREE(results, nresults);
     const char *want = volunteer ? "2,1,3" : "1,2,3";
     if (strcmp(members, want) != 0) FAIL("membership %s, not %s", members, want);
+    if (cid) {
+        /* One context id for the members of both servers: each sends its
+         * own to the group and compares the two others'. */
+        const size_t mine = context_id(results, nresults);
+        if (mine == SIZE_MAX) FAIL("no context id");
+        wait_flag(&completed);
+        if (complete_members != 3) FAIL("CONSTRUCT_COMPLETE with %zu members", complete_members);
+        pmix_info_t info[3];
+        pmix_proc_t all;
+        PMIX_LOAD_PROCID(&all, GRP, PMIX_RANK_WILDCARD);
+        PMIX_INFO_LOAD(&info[0], PMIX_GROUP_ID, GRP, PMIX_STRING);
+        PMIX_INFO_LOAD(&info[1], "inv.cid", &mine, PMIX_SIZE);
+        PMIX_INFO_LOAD(&info[2], PMIX_EVENT_CUSTOM_RANGE, &all, PMIX_PROC);
+        CHECK(PMIx_Notify_event(kCidEvent, &me, PMIX_RANGE_CUSTOM, info, 3, NULL, NULL),
+              "Notify_event");
+        for (int i = 0; i < 3; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+        while (cids_seen < 2) usleep(1000); /* bounded by alarm() */
+        for (int i = 0; i < cids_seen; ++i)
+            if (cids[i] != mine) FAIL("another member has context id %zu, not %zu", cids[i], mine);
+    }
+    PMIX_INFO_FREE(results, nresults);
     CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
     printf("invite new leader ok: rank %u leads %s\n", new_leader.rank, members);
+}
+
+/* The leader dies after ranks 1 (node0) and 2 (node1) accepted; rank 3
+ * (node1) / rank 1 (node0) aborts from its LEADER_FAILED handler: every
+ * participant's call returns PMIX_GROUP_CONSTRUCT_ABORT, on both servers. */
+static void mode_leader_fails_abort(pmix_rank_t aborter) {
+    pmix_status_t rc;
+    if (me.rank == 0) {
+        const pmix_rank_t list[] = {1, 2, 3};
+        pmix_proc_t *procs = ranks(list, 3);
+        PMIx_Group_invite(GRP, procs, 3, NULL, 0, NULL, NULL); /* dies in its handler */
+        FAIL("the leader's invite returned");
+    }
+    wait_flag(&invited);
+    if (me.rank == 3) {
+        wait_flag(&leader_failed); /* aborts in its handler, then answers */
+        rc = PMIx_Group_join(GRP, NULL, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
+        if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("late join: %s", PMIx_Error_string(rc));
+    } else {
+        rc = PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
+        if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("join: %s", PMIx_Error_string(rc));
+        if (!leader_failed) FAIL("no PMIX_GROUP_LEADER_FAILED");
+        if (me.rank != aborter) wait_flag(&aborted); /* from the aborter, through the host */
+    }
+    if (me.rank == 3 && aborter != 3) wait_flag(&aborted);
+    if (selected) FAIL("a leader was selected");
+    printf("invite leader failed abort ok\n");
 }
 
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr,
                 "usage: group_invite_client accept|decline|dies|timeout|optional-timeout|"
-                "abort|abort-event|leader-fails|leader-fails-default\n");
+                "abort|abort-event|leader-fails|leader-fails-default|leader-fails-across|"
+                "leader-fails-across-default|leader-fails-abort|leader-fails-abort-node0\n");
         return 2;
     }
     mode = argv[1];
@@ -508,9 +594,17 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "abort-event") == 0) {
         mode_abort_event();
     } else if (strcmp(mode, "leader-fails") == 0) {
-        mode_leader_fails(1);
+        mode_leader_fails(1, 0);
     } else if (strcmp(mode, "leader-fails-default") == 0) {
-        mode_leader_fails(0);
+        mode_leader_fails(0, 0);
+    } else if (strcmp(mode, "leader-fails-across") == 0) {
+        mode_leader_fails(1, 1);
+    } else if (strcmp(mode, "leader-fails-across-default") == 0) {
+        mode_leader_fails(0, 1);
+    } else if (strcmp(mode, "leader-fails-abort") == 0) {
+        mode_leader_fails_abort(3);
+    } else if (strcmp(mode, "leader-fails-abort-node0") == 0) {
+        mode_leader_fails_abort(1);
     } else {
         FAIL("unknown mode %s", mode);
     }

@@ -37,6 +37,14 @@
  *                                 leads / nobody volunteers and rank 3 (group
  *                                 rank 1) leads / rank 1 aborts: every
  *                                 construct returns PMIX_GROUP_CONSTRUCT_ABORT
+ *        group_leader_client leader-dies-across-abort-held - the abort with
+ *                                 node1's host holding its answer
+ *                                 (TWONODE_HOLD_GROUPS=node1): node0's
+ *                                 abort reaches node1's server before its
+ *                                 answer; ranks 2, 3 still get
+ *                                 PMIX_GROUP_LEADER_FAILED before their
+ *                                 constructs return the abort, then rank 2
+ *                                 releases the (ignored) answer
  *        group_leader_client member-lost-after-host | member-lost-after-host-optional
  *                                 - across the two servers with the host
  *                                 holding its group answers
@@ -48,6 +56,20 @@
  *                                 with PMIX_GROUP_OPTIONAL returns
  *                                 PARTIAL_SUCCESS with 0,1,2 on both, and
  *                                 PMIX_GROUP_MEMBERSHIP_UPDATE follows
+ *        group_leader_client member-lost-after-answer - across the two
+ *                                 servers, node1's host holding its answers
+ *                                 (TWONODE_HOLD_GROUPS=node1), with
+ *                                 PMIX_GROUP_OPTIONAL and
+ *                                 PMIX_GROUP_NOTIFY_TERMINATION: node0's
+ *                                 group forms (ranks 0, 1: SUCCESS with
+ *                                 0,1,2,3), then rank 3 (node1) dies; node1's
+ *                                 "member lost" message reaches node0 after
+ *                                 its group formed: ranks 0, 1 get
+ *                                 PMIX_GROUP_MEMBER_FAILED and the update;
+ *                                 rank 2 then releases node1's answer:
+ *                                 PARTIAL_SUCCESS with 0,1,2; both servers
+ *                                 answer the membership query 0,1,2 and the
+ *                                 three destruct the group
  *        group_leader_client leader-aborts-before-host - across the two
  *                                 servers: ranks 0 (the leader), 2 and 3
  *                                 construct, node1's server calls the host,
@@ -111,7 +133,7 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             break;
         case PMIX_GROUP_LEADER_FAILED:
             leader_failed = 1;
-            if (strcmp(mode, "leader-dies-across-abort") == 0 && me.rank == 1)
+            if (strncmp(mode, "leader-dies-across-abort", 24) == 0 && me.rank == 1)
                 answer = PMIX_GROUP_CONSTRUCT_ABORT;
             if ((strcmp(mode, "leader-dies") == 0 && me.rank == 2) ||
                 (strcmp(mode, "leader-dies-across") == 0 && (me.rank == 1 || me.rank == 2))) {
@@ -296,7 +318,7 @@ static void mode_leader_dies(int volunteer) {
  * through the server). A fence with PMIX_GROUP_FT_COLLECTIVE over the job
  * completes only once node0's server handled the death, so the construct
  * then reaches both servers' hosts with the leader failed. */
-static void mode_leader_dies_across(int volunteers, int abort_it) {
+static void mode_leader_dies_across(int volunteers, int abort_it, int held) {
     const pmix_rank_t expected = volunteers ? 2 : 3;
     const char *want = "3,2,1";
     char members[128] = "";
@@ -315,6 +337,9 @@ static void mode_leader_dies_across(int volunteers, int abort_it) {
     CHECK(PMIx_Fence(NULL, 0, ft, 2), "fence with PMIX_GROUP_FT_COLLECTIVE");
     pmix_status_t rc = construct_blocking(members, sizeof members, &leader);
     if (!leader_failed) FAIL("no PMIX_GROUP_LEADER_FAILED");
+    if (held && me.rank == 2) /* node1's answer comes after the abort now */
+        CHECK(PMIx_Notify_event(RELEASE_GROUPS, &me, PMIX_RANGE_RM, NULL, 0, NULL, NULL),
+              "Notify_event (release the host's answers)");
     if (abort_it) {
         if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("construct: %s", PMIx_Error_string(rc));
         if (me.rank != 1) wait_flag(&aborted);
@@ -374,6 +399,77 @@ static void mode_member_lost_after_host(int optional) {
     printf("group member lost after host ok: %s\n", r.members);
 }
 
+/* The membership of GRP as this process's server knows it ("0,1,2"). */
+static void server_membership(char *out, size_t len) {
+    pmix_query_t q;
+    PMIX_QUERY_CONSTRUCT(&q);
+    pmix_status_t arc;
+    PMIX_ARGV_APPEND(arc, q.keys, PMIX_QUERY_GROUP_MEMBERSHIP);
+    (void)arc;
+    PMIX_INFO_CREATE(q.qualifiers, 1);
+    q.nqual = 1;
+    PMIX_INFO_LOAD(&q.qualifiers[0], PMIX_GROUP_ID, GRP, PMIX_STRING);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    CHECK(PMIx_Query_info(&q, 1, &results, &nresults), "Query");
+    out[0] = '\0';
+    for (size_t j = 0; j < nresults; ++j) {
+        if (!PMIX_CHECK_KEY(&results[j], PMIX_QUERY_RESULTS)) continue;
+        pmix_info_t *r = (pmix_info_t *)results[j].value.data.darray->array;
+        for (size_t i = 0; i < results[j].value.data.darray->size; ++i)
+            if (PMIX_CHECK_KEY(&r[i], PMIX_QUERY_GROUP_MEMBERSHIP)) {
+                const pmix_proc_t *p = (const pmix_proc_t *)r[i].value.data.darray->array;
+                for (size_t k = 0; k < r[i].value.data.darray->size; ++k) {
+                    char one[16];
+                    snprintf(one, sizeof one, "%s%u", k ? "," : "", p[k].rank);
+                    strncat(out, one, len - strlen(out) - 1);
+                }
+            }
+    }
+    PMIX_INFO_FREE(results, nresults);
+    PMIX_QUERY_DESTRUCT(&q);
+}
+
+/* Node0's group forms before rank 3 dies; node1 still holds its answer. */
+static void mode_member_lost_after_answer(void) {
+    bool yes = true;
+    int timeout = 60;
+    struct nb r;
+    char members[128];
+    if (nprocs != 4) FAIL("member-lost-after-answer wants 4 ranks");
+    ndirs = 0;
+    PMIX_INFO_LOAD(&dirs[ndirs++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    PMIX_INFO_LOAD(&dirs[ndirs++], PMIX_GROUP_OPTIONAL, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&dirs[ndirs++], PMIX_GROUP_NOTIFY_TERMINATION, &yes, PMIX_BOOL);
+    construct_nb(&r);
+    if (me.rank < 2) {
+        wait_flag(&r.done); /* node0 answered */
+        if (r.status != PMIX_SUCCESS) FAIL("construct: %s", PMIx_Error_string(r.status));
+        if (strcmp(r.members, "0,1,2,3") != 0) FAIL("membership %s, not 0,1,2,3", r.members);
+    }
+    server_fence(); /* node0's group formed */
+    if (me.rank == 3) raise(SIGKILL);
+    ft_fence(); /* node1's server handled the end and told node0 first */
+    if (me.rank < 2) {
+        wait_flag(&member_failed);
+        if (failed_rank != 3) FAIL("PMIX_GROUP_MEMBER_FAILED about rank %u", failed_rank);
+        wait_flag(&updated);
+    } else {
+        if (r.done) FAIL("node1 answered before the release");
+        CHECK(PMIx_Notify_event(RELEASE_GROUPS, &me, PMIX_RANGE_RM, NULL, 0, NULL, NULL),
+              "Notify_event (release the host's answers)");
+        wait_flag(&r.done);
+        if (r.status != PMIX_ERR_PARTIAL_SUCCESS)
+            FAIL("construct: %s", PMIx_Error_string(r.status));
+        if (strcmp(r.members, "0,1,2") != 0) FAIL("membership %s, not 0,1,2", r.members);
+        wait_flag(&updated);
+    }
+    server_membership(members, sizeof members);
+    if (strcmp(members, "0,1,2") != 0) FAIL("the server's membership %s, not 0,1,2", members);
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("group member lost after answer ok: %s\n", members);
+}
+
 /* Rank 1 never constructs: node1's server has called the host (its ranks'
  * constructs were in before the fence) when rank 1's death makes the
  * leader, on node0, abort. */
@@ -426,11 +522,13 @@ static void mode_abort_event(void) {
 
 int main(int argc, char **argv) {
     if (argc != 2) {
-        fprintf(stderr,
-                "usage: group_leader_client member-dies|member-dies-abort|leader-dies|"
-                "leader-dies-default|leader-dies-across|leader-dies-across-default|"
-                "leader-dies-across-abort|member-lost-after-host|"
-                "member-lost-after-host-optional|leader-aborts-before-host|abort-event\n");
+        fprintf(
+            stderr,
+            "usage: group_leader_client member-dies|member-dies-abort|leader-dies|"
+            "leader-dies-default|leader-dies-across|leader-dies-across-default|"
+            "leader-dies-across-abort|leader-dies-across-abort-held|member-lost-after-host|"
+            "member-lost-after-host-optional|member-lost-after-answer|leader-aborts-before-host|"
+            "abort-event\n");
         return 2;
     }
     mode = argv[1];
@@ -463,13 +561,17 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "leader-dies-default") == 0) {
         mode_leader_dies(0);
     } else if (strcmp(mode, "leader-dies-across") == 0) {
-        mode_leader_dies_across(1, 0);
+        mode_leader_dies_across(1, 0, 0);
     } else if (strcmp(mode, "leader-dies-across-default") == 0) {
-        mode_leader_dies_across(0, 0);
+        mode_leader_dies_across(0, 0, 0);
     } else if (strcmp(mode, "leader-dies-across-abort") == 0) {
-        mode_leader_dies_across(0, 1);
+        mode_leader_dies_across(0, 1, 0);
+    } else if (strcmp(mode, "leader-dies-across-abort-held") == 0) {
+        mode_leader_dies_across(0, 1, 1);
     } else if (strcmp(mode, "member-lost-after-host") == 0) {
         mode_member_lost_after_host(0);
+    } else if (strcmp(mode, "member-lost-after-answer") == 0) {
+        mode_member_lost_after_answer();
     } else if (strcmp(mode, "member-lost-after-host-optional") == 0) {
         mode_member_lost_after_host(1);
     } else if (strcmp(mode, "leader-aborts-before-host") == 0) {

@@ -761,6 +761,11 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
     g_node.nspace = nspace;
     g_node.answer_views = std::getenv("TWONODE_NO_VIEWS") == nullptr;
     g_node.hold_groups = std::getenv("TWONODE_HOLD_GROUPS") != nullptr;
+    // groupsft: TWONODE_HOLD_GROUPS=node1 holds node1's answers only, so
+    // that node0's part of a group forms first.
+    if (const char *h = std::getenv("TWONODE_HOLD_GROUPS");
+        h != nullptr && std::string(h) == "node1")
+        g_node.hold_groups = node == 1;
     signal(SIGPIPE, SIG_IGN);
     const std::string me = "twonode host " + node_name(node);
 
