@@ -579,8 +579,20 @@ void serve_peer() {
         }
         std::unique_lock lock(g_node.mutex);
         if (!ok) {
-            // The other node is gone: fail whatever still waits for it.
+            // The other node is gone: fail whatever still waits for it. An
+            // operation with both parts in is complete, not lost: the other
+            // node may answer and leave (a node whose client failed leaves
+            // at once) while our upcall, between its send and its own
+            // completion, has released the mutex.
             g_node.peer_gone = true;
+            std::vector<uint64_t> fences_in;
+            for (const auto &[seq, f] : g_node.fences)
+                if (f.have_mine && f.have_theirs) fences_in.push_back(seq);
+            for (const auto seq : fences_in) complete_fence_locked(seq, lock);
+            std::vector<std::string> groups_in;
+            for (const auto &[key, gr] : g_node.groups)
+                if (gr.have_mine && gr.have_theirs) groups_in.push_back(key);
+            for (const auto &key : groups_in) complete_group_locked(key, lock);
             auto fences = std::move(g_node.fences);
             auto requests = std::move(g_node.dmodex);
             auto groups = std::move(g_node.groups);
