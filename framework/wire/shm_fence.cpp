@@ -27,9 +27,22 @@ namespace {
 constexpr std::uint32_t kMagic = 0x50584642;  // "PXFB"
 constexpr std::uint32_t kMaxProcs = 0xffff;   // arrivals are counted in 16 bits
 
-// state: generation (32 bits) | proxied arrivals (16) | arrivals (16)
+// state: generation (32 bits) | proxied arrivals (16) | arrivals (16). The
+// generation word is mends (8 bits) | completions (24): the last arrival
+// advances the completions, mend() the mends, so that a waiter whose
+// generation was voided by a break and a mend while it slept (stopped,
+// descheduled) tells that from a completion (ShmFence::wait).
 constexpr std::uint32_t gen_of(std::uint64_t s) {
     return static_cast<std::uint32_t>(s >> 32);
+}
+constexpr std::uint32_t kCompletionMask = 0xffffff;
+// The generation after `gen` completed.
+constexpr std::uint32_t next_completed(std::uint32_t gen) {
+    return (gen & ~kCompletionMask) | ((gen + 1) & kCompletionMask);
+}
+// The generation after `gen` was voided by a mend.
+constexpr std::uint32_t next_mended(std::uint32_t gen) {
+    return (gen & kCompletionMask) | ((gen & ~kCompletionMask) + (kCompletionMask + 1));
 }
 constexpr std::uint32_t proxied_of(std::uint64_t s) {
     return static_cast<std::uint32_t>((s >> 16) & 0xffff);
@@ -248,7 +261,8 @@ pmix_status_t ShmFence::arrive(bool proxied, Arrival &out) {
         const std::uint32_t p = proxied_of(s) + (proxied ? 1 : 0);
         const std::uint32_t a = arrived_of(s) + 1;
         const bool last = a >= l.nprocs;
-        const std::uint64_t next = last ? make_state(gen + 1, 0, 0) : make_state(gen, p, a);
+        const std::uint64_t next =
+            last ? make_state(next_completed(gen), 0, 0) : make_state(gen, p, a);
         if (state.compare_exchange_weak(s, next)) {
             out = Arrival{gen, last, last ? p : 0};
             if (last) wake_all();
@@ -270,7 +284,16 @@ pmix_status_t ShmFence::wait(std::uint32_t gen, std::uint32_t timeout_s,
         // Read the futex word first: any change after this makes FUTEX_WAIT
         // return at once, so no wake-up between the checks and the sleep is lost.
         const std::uint32_t seq = at(l.seq).load();
-        if (completed(gen)) return PMIX_SUCCESS;
+        if (completed(gen)) {
+            // Only the last arrival advances the completions: an unchanged
+            // count means a mend voided the generation (a participant
+            // finalized or was lost, then every one was back) while this
+            // waiter slept past the break's wake-up. Its peers never all
+            // arrived: fail as the break did, never pass with their data
+            // missing or older.
+            const std::uint32_t now = gen_of(at(l.state).load());
+            return ((now ^ gen) & kCompletionMask) != 0 ? PMIX_SUCCESS : PMIX_ERR_LOST_CONNECTION;
+        }
         if (const pmix_status_t b = broken(); b != PMIX_SUCCESS) return b;
         // The caller's server is gone: take the arrival back, so that a
         // later participant cannot complete the barrier with it and succeed
@@ -319,7 +342,7 @@ void ShmFence::mend() const {
     Layout &l = layout();
     auto state = at(l.state);
     std::uint64_t s = state.load();
-    while (!state.compare_exchange_weak(s, make_state(gen_of(s) + 1, 0, 0))) {
+    while (!state.compare_exchange_weak(s, make_state(next_mended(gen_of(s)), 0, 0))) {
     }
     // Cleared last: until then every arrival fails at once and counts nothing.
     at(l.broken).store(PMIX_SUCCESS);

@@ -84,6 +84,8 @@ class ShmFence {
     // PMIX_ERR_LOST_CONNECTION once `lost` is true, or PMIX_ERR_TIMEOUT after
     // `timeout_s` seconds (0: none); with either of the last two the arrival
     // is withdrawn (a departed arrival never completes a generation).
+    // PMIX_ERR_LOST_CONNECTION too when `gen` was voided: broken, then
+    // mended, before this waiter looked (it never completed).
     pmix_status_t wait(std::uint32_t gen, std::uint32_t timeout_s,
                        const std::atomic<bool> &lost) const;
     // Take back one arrival made in generation `gen` if it has not completed;
@@ -98,7 +100,8 @@ class ShmFence {
     // Server side, when every participant is connected again (a client that
     // finalized came back with PMIx_Init): clear the broken status and start
     // a new generation with no arrivals (those counted before the break are
-    // void: their callers already returned the broken status).
+    // void: their callers return the broken status, or
+    // PMIX_ERR_LOST_CONNECTION if they wake only after this).
     void mend() const;
     // Wake every waiter so that it re-checks its own exit conditions.
     void wake_all() const;
