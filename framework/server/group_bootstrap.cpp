@@ -513,19 +513,11 @@ bool GroupBootstrap::ask_declared(const std::string &id, Boot &b, const ProcKey 
 }
 
 bool GroupBootstrap::decision(wire::Channel &ch, wire::Frame &frame, ClientRecord *client) {
-    wire::BodyReader r(frame.body);
-    std::string id;
-    pmix_status_t code = 0, decision = 0;
-    pmix_proc_t about{};
-    std::uint8_t volunteer = 0;
-    r.str(id);
-    r.i32(code);
-    r.proc(about);
-    r.i32(decision);
-    r.u8(volunteer);
+    const auto d = group_util::read_decision(frame);
+    if (!d || client == nullptr) return false;  // Groups closes a malformed request
+    const auto &[id, code, about, decision, volunteer] = *d;
     auto it = boots_.find(id);
-    if (!r.finished() || client == nullptr || it == boots_.end() || it->second.undecided.empty())
-        return false;  // Groups answers (or closes a malformed request)
+    if (it == boots_.end() || it->second.undecided.empty()) return false;  // Groups answers
     send_reply(PendingReply::to(ch, frame), status_body(PMIX_SUCCESS));
     Boot &b = it->second;
     const ProcKey from = key_of(client->proc);

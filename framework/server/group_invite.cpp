@@ -274,20 +274,12 @@ void Groups::handle_join(Channel &ch, Frame &frame, ClientRecord *client) {
 }
 
 void Groups::handle_decision(Channel &ch, Frame &frame, ClientRecord *client) {
-    BodyReader r(frame.body);
-    std::string id;
-    pmix_status_t code = 0, decision = 0;
-    pmix_proc_t about{};
-    std::uint8_t volunteer = 0;
-    r.str(id);
-    r.i32(code);
-    r.proc(about);
-    r.i32(decision);
-    r.u8(volunteer);
-    if (!r.finished() || client == nullptr) {
+    const auto d = group_util::read_decision(frame);
+    if (!d || client == nullptr) {
         ch.close("malformed group_decision request");
         return;
     }
+    const auto &[id, code, about, decision, volunteer] = *d;
     const auto reply = PendingReply::to(ch, frame);
     const ProcKey me = key_of(client->proc);
     if (code == PMIX_GROUP_LEADER_FAILED && invite_elections_.count(id) != 0) {

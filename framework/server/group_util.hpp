@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "pmixpp/mca/info.hpp"
@@ -16,8 +17,33 @@
 #include "server/client_table.hpp"
 #include "server/groups.hpp"
 #include "server/info_build.hpp"
+#include "wire/frame.hpp"
+#include "wire/message.hpp"
 
 namespace pmixpp::server::group_util {
+
+// A group_decision request: a handler's answer about a group event
+// (client groups.cpp sends it; Groups and GroupBootstrap read it).
+struct Decision {
+    std::string id;
+    pmix_status_t code = 0;      // the event answered
+    pmix_proc_t about{};         // the process it was about
+    pmix_status_t decision = 0;  // the handler's answer
+    std::uint8_t volunteer = 0;  // 1: offers to lead
+};
+
+// Decodes a group_decision request's body: nullopt when malformed.
+inline std::optional<Decision> read_decision(const wire::Frame &frame) {
+    wire::BodyReader r(frame.body);
+    Decision d;
+    r.str(d.id);
+    r.i32(d.code);
+    r.proc(d.about);
+    r.i32(d.decision);
+    r.u8(d.volunteer);
+    if (!r.finished()) return std::nullopt;
+    return d;
+}
 
 inline bool proc_less(const pmix_proc_t &a, const pmix_proc_t &b) {
     return key_of(a) < key_of(b);
