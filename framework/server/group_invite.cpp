@@ -1014,6 +1014,10 @@ void Groups::invite_local_done(const std::string &id) {
     if (e.aborter) {
         // Ends here, and everywhere through the aborter's event.
         const pmix_proc_t source = proc_of(*e.aborter);
+        // The failed leader, for a server whose participants were not asked
+        // yet (no vote reached it: invitation_message tells them first).
+        // Read before the election is erased.
+        const pmix_proc_t failed = proc_of(e.failed);
         std::vector<pmix_proc_t> to;
         for (const auto &p : e.order) {
             if (key_of(p) != *e.aborter) to.push_back(p);
@@ -1027,9 +1031,6 @@ void Groups::invite_local_done(const std::string &id) {
             end_invitation(id, PMIX_GROUP_CONSTRUCT_ABORT, false);
         }
         end_remote(id, PMIX_GROUP_CONSTRUCT_ABORT);
-        // The failed leader, for a server whose participants were not asked
-        // yet (no vote reached it: invitation_message tells them first).
-        const pmix_proc_t failed = proc_of(e.failed);
         raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, &source, to,
                           {procs_info(kAbortLeadersKey, {failed})}, true);
         return;
