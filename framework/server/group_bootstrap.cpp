@@ -493,14 +493,8 @@ bool GroupBootstrap::ask_declared(const std::string &id, Boot &b, const ProcKey 
     std::set<ProcKey> asked;
     for (const auto &l : b.declared) {
         if (l == who) continue;
-        const pmix_proc_t lp = proc_of(l);
-        std::vector<pmix_info_t> info_out;
-        info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-        info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, {lp}));
-        info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &gone, PMIX_PROC));
-        auto ev = events::Event::make(PMIX_GROUP_MEMBER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
-                                      info_out.data(), info_out.size());
-        for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+        const auto ev =
+            group_event(PMIX_GROUP_MEMBER_FAILED, id, nullptr, {proc_of(l)}, {affected(gone)});
         // A leader that cannot be asked is ending: its departure comes next.
         if (groups_.send_ask(l, id, ev)) asked.insert(l);
     }

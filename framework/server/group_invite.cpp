@@ -70,13 +70,7 @@ void Groups::raise_group_event(pmix_status_t code, const std::string &id, const 
         for (auto &i : extra) PMIx_Value_destruct(&i.value);  // owned by this call
         return;
     }
-    std::vector<pmix_info_t> info_out;
-    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, to));
-    info_out.insert(info_out.end(), extra.begin(), extra.end());
-    auto ev =
-        events::Event::make(code, source, PMIX_RANGE_CUSTOM, info_out.data(), info_out.size());
-    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    auto ev = group_event(code, id, source, to, std::move(extra));
     raise(std::make_shared<const events::Event>(std::move(ev)));
 }
 
@@ -96,14 +90,9 @@ void Groups::ask_leader(Invitation &inv, const std::string &id, pmix_status_t co
     if (!inv.voters.empty() || invite_elections_.count(id) != 0) return;
     const pmix_proc_t who = proc_of(about);
     const pmix_proc_t leader = proc_of(inv.leader);
-    std::vector<pmix_info_t> info_out;
-    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, {leader}));
-    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC));
     // Accepted / declined come from the invitee, failed from this library.
-    auto ev = events::Event::make(code, code == PMIX_GROUP_INVITE_FAILED ? nullptr : &who,
-                                  PMIX_RANGE_CUSTOM, info_out.data(), info_out.size());
-    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    const auto ev = group_event(code, id, code == PMIX_GROUP_INVITE_FAILED ? nullptr : &who,
+                                {leader}, {affected(who)});
     if (!send_ask(inv.leader, id, ev)) {
         // The leader is gone: its departure elects another, who is asked then.
         log()->info("server: group {}: leader {} cannot be asked", id, describe(inv.leader));

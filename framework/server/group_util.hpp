@@ -14,6 +14,8 @@
 
 #include "pmixpp/mca/info.hpp"
 
+#include "event/event.hpp"
+
 #include "server/client_table.hpp"
 #include "server/groups.hpp"
 #include "server/info_build.hpp"
@@ -43,6 +45,25 @@ inline std::optional<Decision> read_decision(const wire::Frame &frame) {
     r.u8(d.volunteer);
     if (!r.finished()) return std::nullopt;
     return d;
+}
+
+// A group event: PMIX_GROUP_ID, the custom range `to`, then `extra` (taken:
+// destructed here) from `source` (nullptr: this server library).
+inline events::Event group_event(pmix_status_t code, const std::string &id,
+                                 const pmix_proc_t *source, const std::vector<pmix_proc_t> &to,
+                                 std::vector<pmix_info_t> extra = {}) {
+    std::vector<pmix_info_t> info;
+    info.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
+    info.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, to));
+    info.insert(info.end(), extra.begin(), extra.end());
+    auto ev = events::Event::make(code, source, PMIX_RANGE_CUSTOM, info.data(), info.size());
+    for (auto &i : info) PMIx_Value_destruct(&i.value);
+    return ev;
+}
+
+// PMIX_EVENT_AFFECTED_PROC, for group_event's `extra`.
+inline pmix_info_t affected(const pmix_proc_t &proc) {
+    return load_info(PMIX_EVENT_AFFECTED_PROC, &proc, PMIX_PROC);
 }
 
 inline bool proc_less(const pmix_proc_t &a, const pmix_proc_t &b) {

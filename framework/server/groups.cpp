@@ -577,13 +577,8 @@ std::vector<pmix_proc_t> procs_of_keys(const std::vector<ProcKey> &keys) {
 // (a construct's or an invitation's).
 void Groups::ask_vote(const std::string &id, std::set<ProcKey> &voters,
                       const std::vector<pmix_proc_t> &participants, const pmix_proc_t &leader) {
-    std::vector<pmix_info_t> info_out;
-    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, participants));
-    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &leader, PMIX_PROC));
-    auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
-                                  info_out.data(), info_out.size());
-    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    const auto ev =
+        group_event(PMIX_GROUP_LEADER_FAILED, id, nullptr, participants, {affected(leader)});
     for (const auto &m : participants) {
         if (send_ask(key_of(m), id, ev)) voters.insert(key_of(m));
     }
@@ -646,16 +641,11 @@ void Groups::election_local_done(const std::string &id) {
 void Groups::send_vote(const std::string &id, const pmix_proc_t &source,
                        const std::vector<pmix_proc_t> &to, const std::vector<pmix_proc_t> &voters,
                        const std::vector<ProcKey> &volunteers, std::vector<pmix_info_t> extra) {
-    std::vector<pmix_info_t> info_out;
-    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, to));
-    info_out.push_back(load_info(kVoteKey, id.c_str(), PMIX_STRING));
-    info_out.push_back(procs_info(kVotersKey, voters));
-    info_out.push_back(procs_info(kVolunteersKey, procs_of_keys(volunteers)));
-    info_out.insert(info_out.end(), extra.begin(), extra.end());
-    auto ev = events::Event::make(PMIX_GROUP_LEADER_FAILED, &source, PMIX_RANGE_CUSTOM,
-                                  info_out.data(), info_out.size());
-    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    std::vector<pmix_info_t> info{load_info(kVoteKey, id.c_str(), PMIX_STRING),
+                                  procs_info(kVotersKey, voters),
+                                  procs_info(kVolunteersKey, procs_of_keys(volunteers))};
+    info.insert(info.end(), extra.begin(), extra.end());
+    auto ev = group_event(PMIX_GROUP_LEADER_FAILED, id, &source, to, std::move(info));
     if (raise_out_) raise_out_(std::make_shared<const events::Event>(std::move(ev)));
 }
 
@@ -1037,14 +1027,8 @@ void Groups::ask_leaders(const std::string &id, Pending &p, const ProcKey &gone,
         }
     }
     for (const auto &leader : deciders) {
-        const pmix_proc_t lp = proc_of(leader);
-        std::vector<pmix_info_t> info_out;
-        info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-        info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, {lp}));
-        info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &who, PMIX_PROC));
-        auto ev = events::Event::make(PMIX_GROUP_MEMBER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
-                                      info_out.data(), info_out.size());
-        for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+        const auto ev =
+            group_event(PMIX_GROUP_MEMBER_FAILED, id, nullptr, {proc_of(leader)}, {affected(who)});
         // A leader that cannot be asked is departing: its departure elects another.
         if (send_ask(leader, id, ev)) asked.insert(leader);
     }
@@ -1528,14 +1512,8 @@ void Groups::raise_member_failed(const std::string &id, const ProcKey &gone,
                                  const std::vector<pmix_proc_t> &to) {
     if (!raise_ || to.empty()) return;
     const pmix_proc_t proc = proc_of(gone);
-    std::vector<pmix_info_t> info_out;
-    info_out.push_back(load_info(PMIX_GROUP_ID, id.c_str(), PMIX_STRING));
-    info_out.push_back(procs_info(PMIX_EVENT_CUSTOM_RANGE, to));
-    info_out.push_back(load_info(PMIX_EVENT_AFFECTED_PROC, &proc, PMIX_PROC));
     // From the SMS (this server library), about the member.
-    auto ev = events::Event::make(PMIX_GROUP_MEMBER_FAILED, nullptr, PMIX_RANGE_CUSTOM,
-                                  info_out.data(), info_out.size());
-    for (auto &i : info_out) PMIx_Value_destruct(&i.value);
+    auto ev = group_event(PMIX_GROUP_MEMBER_FAILED, id, nullptr, to, {affected(proc)});
     raise_(std::make_shared<const events::Event>(std::move(ev)));
     // The membership changed: the remaining members' new list.
     raise_group_event(PMIX_GROUP_MEMBERSHIP_UPDATE, id, nullptr, to,
