@@ -51,6 +51,20 @@ bool in(const std::vector<pmix_proc_t> &procs, const ProcKey &k) {
 constexpr const char *kInvEligibleKey = "pmixpp.grp.inv.eligible";  // procs: voted there
 constexpr const char *kInvAcceptedKey = "pmixpp.grp.inv.accepted";  // procs: had accepted
 constexpr const char *kInvDecidedKey = "pmixpp.grp.inv.decided";    // procs: the old leader decided
+// size: milliseconds left of the invite's PMIX_TIMEOUT when the vote was sent
+constexpr const char *kInvTimeoutKey = "pmixpp.grp.inv.timeout";
+// string (the group id): the invite's PMIX_TIMEOUT expired during the
+// election (an event whose code is PMIX_ERR_TIMEOUT)
+constexpr const char *kInvExpiredKey = "pmixpp.grp.inv.expired";
+
+using Clock = std::chrono::steady_clock;
+
+// A timer of the progress engine for `deadline` (at once when it passed).
+std::uint64_t timer_until(Clock::time_point deadline, runtime::ProgressEngine::Task fire) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    return runtime::ProgressEngine::instance().after(std::max(left, std::chrono::milliseconds(0)),
+                                                     std::move(fire));
+}
 
 // Position of `k` in `order` (its group rank when the group completes).
 std::size_t position(const std::vector<pmix_proc_t> &order, const ProcKey &k) {
@@ -181,8 +195,8 @@ void Groups::handle_invite(Channel &ch, Frame &frame, ClientRecord *client) {
     inv.assign_context_id =
         mca::info_flag(info.span(), PMIX_GROUP_ASSIGN_CONTEXT_ID).value_or(false);
     if (timeout > 0) {
-        inv.timer = runtime::ProgressEngine::instance().after(
-            std::chrono::seconds(timeout), [this, id] { invitation_timed_out(id); });
+        inv.deadline = Clock::now() + std::chrono::seconds(timeout);
+        inv.timer = timer_until(*inv.deadline, [this, id] { invitation_timed_out(id); });
     }
     auto &stored = invitations_.emplace(id, std::move(inv)).first->second;
     log()->info("server: group {}: {} invites {} processes", id, describe(me), invitees.size());
@@ -352,10 +366,12 @@ void Groups::leader_failed(const std::string &id) {
     }
     if (!collectives_.all_local(participants)) {
         // Every server of a participant votes (below, "electing an
-        // invitation's leader across servers").
+        // invitation's leader across servers"). The invite's PMIX_TIMEOUT
+        // goes on running in the election (every server that votes bounds it).
         if (inv.timer != 0) runtime::ProgressEngine::instance().cancel(inv.timer);
         inv.timer = 0;
         InviteElection e;
+        e.deadline = inv.deadline;
         e.failed = old;
         e.order = inv.order;
         e.assign_context_id = inv.assign_context_id;
@@ -710,7 +726,7 @@ bool Groups::invitation_message(const events::Event &ev) {
         case PMIX_GROUP_CONSTRUCT_ABORT:
             // A participant served elsewhere aborts (its handler's vote, or
             // its own event): the invitation ends here too.
-            if (invite_elections_.erase(id) != 0) {
+            if (invite_election_erase(id)) {
                 invite_elections_ended_.insert(id);
             } else if (const auto *f = find_info(ev.info_span(), kAbortLeadersKey);
                        f != nullptr && remote_invitations_.count(id) != 0) {
@@ -735,6 +751,10 @@ bool Groups::invitation_message(const events::Event &ev) {
             invite_vote_in(id, ev);
             return true;
         default: {
+            if (ev.status == PMIX_ERR_TIMEOUT && find_info(ev.info_span(), kInvExpiredKey)) {
+                invite_election_timed_out(id, &ev);
+                return true;
+            }
             auto r = remote_invitations_.find(id);
             if (r == remote_invitations_.end() || is_group_event(ev.status) ||
                 key_of(ev.source) != r->second.leader)
@@ -957,6 +977,8 @@ std::optional<GroupInvitationAnswer> Groups::local_answer(const std::string &id,
 
 void Groups::invite_election_start(const std::string &id, InviteElection e) {
     InviteElection &st = invite_elections_[id] = std::move(e);
+    if (st.deadline)
+        st.timer = timer_until(*st.deadline, [this, id] { invite_election_timed_out(id); });
     std::vector<pmix_proc_t> ask;
     for (const auto &p : st.order) {
         const ProcKey k = key_of(p);
@@ -1011,7 +1033,7 @@ void Groups::invite_local_done(const std::string &id) {
         for (const auto &p : e.order) {
             if (key_of(p) != *e.aborter) to.push_back(p);
         }
-        invite_elections_.erase(it);
+        invite_election_erase(id);
         invite_elections_ended_.insert(id);
         log()->info("server: group {}: {} aborts after the leader failed", id,
                     describe(key_of(source)));
@@ -1050,8 +1072,17 @@ void Groups::invite_local_done(const std::string &id) {
     const pmix_proc_t failed = proc_of(e.failed);
     const bool yes = true;
     if (!here.empty() && !remote.empty()) {
+        // What is left of the invite's PMIX_TIMEOUT (0: none; at least 1 ms
+        // when there is one, so that a deadline just reached still counts).
+        std::size_t left_ms = 0;
+        if (e.deadline) {
+            const auto left =
+                std::chrono::ceil<std::chrono::milliseconds>(*e.deadline - Clock::now());
+            left_ms = static_cast<std::size_t>(std::max<std::int64_t>(left.count(), 1));
+        }
         send_vote(id, here.front(), remote, here, volunteers,
                   {procs_info(PMIX_GROUP_MEMBERSHIP, e.order),
+                   load_info(kInvTimeoutKey, &left_ms, PMIX_SIZE),
                    load_info(PMIX_EVENT_AFFECTED_PROC, &failed, PMIX_PROC),
                    procs_info(kInvEligibleKey, eligible), procs_info(kInvAcceptedKey, accepted),
                    procs_info(kInvDecidedKey, decided),
@@ -1085,6 +1116,9 @@ void Groups::invite_vote_in(const std::string &id, const events::Event &ev) {
         e.assign_context_id = mca::info_flag(span, PMIX_GROUP_ASSIGN_CONTEXT_ID).value_or(false);
         e.notify_termination = mca::info_flag(span, PMIX_GROUP_NOTIFY_TERMINATION).value_or(false);
         e.optional = mca::info_flag(span, PMIX_GROUP_OPTIONAL).value_or(false);
+        if (const auto *t = find_info(span, kInvTimeoutKey);
+            t != nullptr && t->value.type == PMIX_SIZE && t->value.data.size > 0)
+            e.deadline = Clock::now() + std::chrono::milliseconds(t->value.data.size);
         invite_election_start(id, std::move(e));
         it = invite_elections_.find(id);
     }
@@ -1113,7 +1147,7 @@ void Groups::invite_election_check(const std::string &id) {
         if (it->second.covered.count(key_of(p)) == 0) return;  // that server's vote is not in
     }
     const InviteElection e = std::move(it->second);
-    invite_elections_.erase(it);
+    invite_election_erase(id);
     // Every server has the same votes: the same leader everywhere.
     std::vector<ProcKey> volunteers, accepted, invited;
     for (const auto &k : e.volunteers) {
@@ -1173,6 +1207,11 @@ void Groups::invite_new_leader(const std::string &id, const InviteElection &e,
         inv.optional = e.optional;
         inv.notify_termination = e.notify_termination;
         inv.assign_context_id = e.assign_context_id;
+        if (e.deadline) {
+            // What is left of the invite's PMIX_TIMEOUT bounds the new leader's.
+            inv.deadline = e.deadline;
+            inv.timer = timer_until(*e.deadline, [this, id] { invitation_timed_out(id); });
+        }
         for (const auto &p : order) {
             const ProcKey k = key_of(p);
             if (k == leader) continue;
@@ -1230,6 +1269,65 @@ void Groups::invite_new_leader(const std::string &id, const InviteElection &e,
         }
     }
     if (takes_part) remote_invitations_[id] = std::move(r);
+}
+
+bool Groups::invite_election_erase(const std::string &id) {
+    auto it = invite_elections_.find(id);
+    if (it == invite_elections_.end()) return false;
+    if (it->second.timer != 0) runtime::ProgressEngine::instance().cancel(it->second.timer);
+    invite_elections_.erase(it);
+    return true;
+}
+
+void Groups::invite_election_timed_out(const std::string &id, const events::Event *told) {
+    auto it = invite_elections_.find(id);
+    std::vector<pmix_proc_t> elsewhere;
+    pmix_proc_t failed{};
+    if (it != invite_elections_.end()) {
+        it->second.timer = 0;
+        failed = proc_of(it->second.failed);
+        for (const auto &p : it->second.order) {
+            if (!is_local(p)) elsewhere.push_back(p);
+        }
+        invite_election_erase(id);
+    } else if (told == nullptr) {
+        return;
+    } else if (auto r = remote_invitations_.find(id);
+               r != remote_invitations_.end() && !told->affected.empty()) {
+        // No vote reached this server (the failed leader's server still
+        // waited for its own voters): its participants were not told of the
+        // leader's failure yet; every participant is, before its call ends.
+        std::vector<pmix_proc_t> ask;
+        for (const auto &[k, a] : r->second.answers) {
+            if (a == Answer::pending || a == Answer::accepted) ask.push_back(proc_of(k));
+        }
+        std::set<ProcKey> asked;  // their answers are not awaited
+        ask_vote(id, asked, ask, told->affected.front());
+    }
+    invite_elections_ended_.insert(id);  // a vote still on its way is ignored
+    log()->warn(
+        "server: group {}: the invite's timeout expired during the election of a new "
+        "leader{}",
+        id, told != nullptr ? " (told by the host)" : "");
+    // No leader to complete it: every participant's call ends with the
+    // timeout, as before the election (an invitee that answers later gets it).
+    if (auto inv = invitations_.find(id); inv != invitations_.end()) {
+        // Held here: before the election (its failed leader's server), or
+        // by a new leader elected here while another server's time ran out.
+        // Not once the host was called (its answer ends it). The servers of
+        // the participants elsewhere are told below (or told this one).
+        if (!inv->second.completing) {
+            inv->second.completing = true;
+            end_invitation(id, PMIX_ERR_TIMEOUT);
+        }
+    }
+    end_remote(id, PMIX_ERR_TIMEOUT);
+    if (told != nullptr || elsewhere.empty()) return;
+    // The other servers' participants: their servers may not have heard of
+    // the election yet (this server's voters did not answer).
+    send_to_servers(PMIX_ERR_TIMEOUT, id, &failed, elsewhere,
+                    {load_info(kInvExpiredKey, id.c_str(), PMIX_STRING),
+                     load_info(PMIX_EVENT_AFFECTED_PROC, &failed, PMIX_PROC)});
 }
 
 }  // namespace pmixpp::server

@@ -1612,6 +1612,9 @@ void Groups::clear() {
     }
     invitations_.clear();
     remote_invitations_.clear();
+    for (const auto &[id, e] : invite_elections_) {
+        if (e.timer != 0) runtime::ProgressEngine::instance().cancel(e.timer);
+    }
     invite_elections_.clear();
     invite_elections_ended_.clear();
     for (const auto &[id, p] : pending_) {

@@ -12,6 +12,7 @@
 
 #include <pmix_server.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -201,6 +202,9 @@ class Groups final : public DepartureListener {
         bool notify_termination = false;
         bool assign_context_id = false;
         std::uint64_t timer = 0;
+        // When the invite's PMIX_TIMEOUT expires (kept through an election
+        // across servers, which carries what is left of it).
+        std::optional<std::chrono::steady_clock::time_point> deadline;
     };
     void handle_invite(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     void handle_join(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
@@ -259,6 +263,10 @@ class Groups final : public DepartureListener {
         std::set<ProcKey> eligible;       // voted (every server's)
         std::set<ProcKey> accepted;       // had accepted (their servers' word)
         std::set<ProcKey> decided;        // the old leader decided about (its server's word)
+        // The invitation's PMIX_TIMEOUT still runs: every server that votes
+        // ends the election with PMIX_ERR_TIMEOUT when it expires.
+        std::optional<std::chrono::steady_clock::time_point> deadline;
+        std::uint64_t timer = 0;
     };
     std::map<std::string, InviteElection> invite_elections_;
     // Elections that ended here by an abort: a vote still on its way is
@@ -273,6 +281,11 @@ class Groups final : public DepartureListener {
     void invite_election_check(const std::string &id);
     void invite_new_leader(const std::string &id, const InviteElection &e, const ProcKey &leader);
     void invite_election_departed(const ProcKey &client);
+    // Erases election `id` (and its timer); false when there was none.
+    bool invite_election_erase(const std::string &id);
+    // The invitation's PMIX_TIMEOUT expired during election `id` (here, or
+    // at the server that sent `told`): PMIX_ERR_TIMEOUT for every participant.
+    void invite_election_timed_out(const std::string &id, const events::Event *told = nullptr);
     // The answer of this server's `k` in invitation `id` (held or remote).
     std::optional<GroupInvitationAnswer> local_answer(const std::string &id,
                                                       const ProcKey &k) const;

@@ -55,7 +55,19 @@
  *                                       got no vote, its ranks 2, 3 still get
  *                                       PMIX_GROUP_LEADER_FAILED, then the
  *                                       abort (rank 3 joins only after the
- *                                       LEADER_FAILED event) */
+ *                                       LEADER_FAILED event)
+ *        group_invite_client leader-fails-timeout | leader-fails-timeout-node0
+ *                                     - the leader invites 1, 2, 3 with
+ *                                       PMIX_TIMEOUT and dies once 1, 2
+ *                                       accepted; the LEADER_FAILED handlers of
+ *                                       ranks 2, 3 (node1) / of rank 1 (node0,
+ *                                       the failed leader's server) hold their
+ *                                       answer until their join returned, so no
+ *                                       new leader is ever chosen: the joins of
+ *                                       1, 2 and 3 return PMIX_ERR_TIMEOUT, and
+ *                                       every one of them was told
+ *                                       LEADER_FAILED (one server: pmixrun, the
+ *                                       first form) */
 #include <signal.h>
 #include <string.h>
 
@@ -72,6 +84,18 @@ static pmix_proc_t inviter, failed_proc, new_leader;
 static _Atomic size_t complete_members = 0;
 static _Atomic pmix_status_t join_nb_status = PMIX_ERR_TIMEOUT;
 static _Atomic int join_nb_done = 0; /* atomics: set last, on the progress thread */
+
+/* leader-fails-timeout: a LEADER_FAILED answer held back (released by main
+ * once its join returned). */
+static pmix_event_notification_cbfunc_fn_t held_cbfunc = NULL;
+static void *held_cbdata = NULL;
+static _Atomic int held = 0;
+
+static int holds_vote(void) {
+    if (strcmp(mode, "leader-fails-timeout") == 0) return me.rank >= 2;
+    if (strcmp(mode, "leader-fails-timeout-node0") == 0) return me.rank == 1;
+    return 0;
+}
 
 /* leader-fails-across: each member tells the others its context id by an
  * event addressed to the group (the two-server host fences only the whole
@@ -169,6 +193,12 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
                 PMIX_INFO_LOAD(&volunteer, PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
                 out = &volunteer;
                 nout = 1;
+            }
+            if (holds_vote() && cbfunc != NULL) {
+                held_cbfunc = cbfunc;
+                held_cbdata = cbdata;
+                held = 1;
+                return; /* answered by main, after its join */
             }
             break;
         default:
@@ -557,12 +587,41 @@ static void mode_leader_fails_abort(pmix_rank_t aborter) {
     printf("invite leader failed abort ok\n");
 }
 
+/* The leader dies during its invite (PMIX_TIMEOUT 5 s) once 1, 2 accepted;
+ * the held LEADER_FAILED answers keep a new leader from being chosen: the
+ * invite's timeout still ends every participant's join. */
+static void mode_leader_fails_timeout(void) {
+    pmix_status_t rc;
+    if (me.rank == 0) {
+        const pmix_rank_t list[] = {1, 2, 3};
+        pmix_proc_t *procs = ranks(list, 3);
+        pmix_info_t dir;
+        int timeout = 5;
+        PMIX_INFO_LOAD(&dir, PMIX_TIMEOUT, &timeout, PMIX_INT);
+        PMIx_Group_invite(GRP, procs, 3, &dir, 1, NULL, NULL); /* dies in its handler */
+        FAIL("the leader's invite returned");
+    }
+    wait_flag(&invited);
+    if (me.rank == 3) {
+        wait_flag(&leader_failed); /* answers only after the leader failed */
+        rc = PMIx_Group_join(GRP, NULL, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
+    } else {
+        rc = PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
+    }
+    if (rc != PMIX_ERR_TIMEOUT) FAIL("join: %s, not PMIX_ERR_TIMEOUT", PMIx_Error_string(rc));
+    wait_flag(&leader_failed); /* every participant is told */
+    if (selected) FAIL("a leader was selected");
+    if (held) held_cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, held_cbdata);
+    printf("invite leader failed timeout ok\n");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr,
                 "usage: group_invite_client accept|decline|dies|timeout|optional-timeout|"
                 "abort|abort-event|leader-fails|leader-fails-default|leader-fails-across|"
-                "leader-fails-across-default|leader-fails-abort|leader-fails-abort-node0\n");
+                "leader-fails-across-default|leader-fails-abort|leader-fails-abort-node0|"
+                "leader-fails-timeout|leader-fails-timeout-node0\n");
         return 2;
     }
     mode = argv[1];
@@ -605,6 +664,8 @@ int main(int argc, char **argv) {
         mode_leader_fails_abort(3);
     } else if (strcmp(mode, "leader-fails-abort-node0") == 0) {
         mode_leader_fails_abort(1);
+    } else if (strncmp(mode, "leader-fails-timeout", 20) == 0) {
+        mode_leader_fails_timeout();
     } else {
         FAIL("unknown mode %s", mode);
     }
