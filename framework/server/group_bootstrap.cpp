@@ -36,12 +36,18 @@ constexpr const char *kBootstrap = "pmix.grp.btstrp";
 //       0: none), and its PMIX_GROUP_ASSIGN_CONTEXT_ID, _OPTIONAL,
 //       _FT_COLLECTIVE, _NOTIFY_TERMINATION (bools)
 //   PMIX_GROUP_MEMBER_FAILED   a named participant served by the sender
-//       ended (PMIX_EVENT_AFFECTED_PROC)
+//       ended (PMIX_EVENT_AFFECTED_PROC); with kBootDecide the declared
+//       leaders (PMIX_GROUP_LEADER) decide about it, wherever served
+//   PMIX_GROUP_MEMBERSHIP_UPDATE, source: a declared leader   it goes on
+//       without the participant (PMIX_EVENT_AFFECTED_PROC)
+//   PMIX_GROUP_CONSTRUCT_ABORT, source: a declared leader   it aborted (the
+//       receiver raises the event to its participants, then ends)
 //   any other code             the construct ended at the sender with that
 //       status (PMIX_ERR_TIMEOUT, PMIX_ERR_LOST_CONNECTION, ...)
 constexpr const char *kBootKey = "pmixpp.grp.boot";
 constexpr const char *kBootProcs = "pmixpp.grp.boot.procs";
 constexpr const char *kBootTimeout = "pmixpp.grp.boot.timeout";
+constexpr const char *kBootDecide = "pmixpp.grp.boot.decide";  // bool
 
 bool is_procs(const pmix_value_t &v) {
     return v.type == PMIX_PROC || (v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr &&
@@ -127,7 +133,7 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
     const bool tolerant =
         optional || ft || (it != boots_.end() && (it->second.optional || it->second.ft_collective));
     // Leaders that decide: an ended participant goes to them (after this call is in).
-    const bool deciders = declares || (it != boots_.end() && !it->second.declared.empty());
+    const bool deciders = declares || (it != boots_.end() && it->second.any_declared());
     std::vector<ProcKey> ended;  // named processes that ended already (tolerant: left out)
     if (it == boots_.end()) {
         if (groups_.pending_.count(id) != 0 || groups_.check_new_id(id) != PMIX_SUCCESS) {
@@ -176,16 +182,6 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
                 id);
             refuse(reply, PMIX_ERR_NOT_SUPPORTED);
             if (it != boots_.end()) fail(id, PMIX_ERR_NOT_SUPPORTED);
-            return true;
-        }
-        if (declares &&
-            (!groups_.collectives_.all_local(named) || (it != boots_.end() && it->second.across))) {
-            log()->info(
-                "server: group {}: PMIX_GROUP_LEADER in a bootstrap across servers is "
-                "not supported",
-                id);
-            refuse(reply, PMIX_ERR_NOT_SUPPORTED);
-            if (it != boots_.end()) end(id, PMIX_ERR_NOT_SUPPORTED, true);
             return true;
         }
         // A named process that ended already will never call.
@@ -359,6 +355,9 @@ void GroupBootstrap::complete(const std::string &id, pmix_status_t status,
     for (const auto &k : b.declared) {
         if (b.gone.count(k) == 0) leads.insert(k);
     }
+    for (const auto &k : b.remote_declared) {
+        if (b.gone.count(k) == 0) leads.insert(k);
+    }
     GroupRecord g{id, members, cid, b.notify_termination, b.ft_collective, std::move(leads)};
     std::map<ProcKey, std::uint64_t> cids;
     for (const auto &[k, c] : b.local_cids) {
@@ -443,30 +442,46 @@ void GroupBootstrap::client_departed(const ProcKey &client) {
     }
 }
 
-void GroupBootstrap::participant_lost(const std::string &id, const ProcKey &who, bool tell) {
+void GroupBootstrap::participant_lost(const std::string &id, const ProcKey &who, bool tell,
+                                      bool decide) {
     auto it = boots_.find(id);
     if (it == boots_.end()) return;
     Boot &b = it->second;
     if (b.gone.count(who) != 0) return;  // left out already
     const pmix_proc_t p = proc_of(who);
-    const bool was_declared = b.declared.erase(who) != 0;
-    if (!b.declared.empty() || was_declared) {
+    const bool was_declared = (b.declared.erase(who) + b.remote_declared.erase(who)) != 0;
+    if (b.any_declared() || was_declared) {
         // Its decisions are no longer awaited: an entry it alone held is
         // decided ("go on") by the others.
         for (auto &[k, asked] : b.undecided) asked.erase(who);
         std::erase_if(b.undecided, [](const auto &e) { return e.second.empty(); });
     }
-    if (!b.optional && !b.ft_collective && !b.completing && !b.declared.empty()) {
-        // The leaders that declared PMIX_GROUP_LEADER decide (one server).
-        if (ask_declared(id, b, who)) return;
+    // The leaders that declared PMIX_GROUP_LEADER decide, wherever they are
+    // served: the participant's server (before it handed its part to the
+    // host) asks its own and tells the others to ask theirs.
+    if (tell) decide = !b.completing;
+    if (decide && !b.optional && !b.ft_collective && b.any_declared()) {
+        if (ask_declared(id, b, who)) {
+            if (tell) {
+                const bool yes = true;
+                tell_others(PMIX_GROUP_MEMBER_FAILED, id, b, nullptr,
+                            {load_info(PMIX_EVENT_AFFECTED_PROC, &p, PMIX_PROC),
+                             load_info(kBootDecide, &yes, PMIX_BOOL)});
+            }
+            if (!b.completing) check(id);  // a decision already in elsewhere
+            return;
+        }
     }
-    if (was_declared && b.declared.empty() && !b.optional && !b.ft_collective) {
+    if (was_declared && !b.any_declared() && !b.optional && !b.ft_collective) {
         // The last deciding leader ended: no election in a bootstrap; the
         // construct fails for all (docs/groups.md).
         log()->warn("server: group {}: the last deciding leader {} ended", id, describe(who));
-        if (b.completing) {
-            b.lost = true;
+        if (b.completing && !b.across) {
+            b.lost = true;  // the host's context id is awaited: it fails then
         } else {
+            // Across servers also once this server's part is with the host:
+            // the others end too (and give the host theirs with the
+            // status); the host's late answer here finds nothing.
             end(id, PMIX_ERR_LOST_CONNECTION, tell);
         }
         return;
@@ -498,10 +513,15 @@ bool GroupBootstrap::ask_declared(const std::string &id, Boot &b, const ProcKey 
         // A leader that cannot be asked is ending: its departure comes next.
         if (groups_.send_ask(l, id, ev)) asked.insert(l);
     }
+    // The leaders served elsewhere: their servers ask them and send their
+    // decisions.
+    for (const auto &l : b.remote_declared) {
+        if (l != who) asked.insert(l);
+    }
     if (asked.empty()) return false;
+    b.gone.insert(who);  // left out unless a leader aborts
     log()->info("server: group {}: bootstrap participant {} ended; {} leaders decide", id,
                 describe(who), asked.size());
-    b.gone.insert(who);  // left out unless a leader aborts
     b.undecided[who] = std::move(asked);
     return true;
 }
@@ -515,29 +535,47 @@ bool GroupBootstrap::decision(wire::Channel &ch, wire::Frame &frame, ClientRecor
     send_reply(PendingReply::to(ch, frame), status_body(PMIX_SUCCESS));
     Boot &b = it->second;
     const ProcKey from = key_of(client->proc);
-    auto u = b.undecided.find(key_of(about));
-    if (code != PMIX_GROUP_MEMBER_FAILED || u == b.undecided.end() || u->second.erase(from) == 0)
-        return true;  // not asked, or answered already
-    if (decision == PMIX_GROUP_CONSTRUCT_ABORT) {
-        log()->info("server: group {}: leader {} aborts the bootstrap", id, describe(from));
-        // The other participants (called or named) are told by the event,
-        // from the leader.
-        std::set<ProcKey> others_here = b.named;
-        for (const auto &[k, reply] : b.adds) others_here.insert(k);
-        std::vector<pmix_proc_t> to;
-        for (const auto &k : others_here) {
-            const ClientRecord *c = groups_.clients_.find_client(k);
-            if (k != from && b.gone.count(k) == 0 && c != nullptr && !c->gone())
-                to.push_back(proc_of(k));
-        }
-        const pmix_proc_t source = proc_of(from);
-        groups_.raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, &source, to);
-        end(id, PMIX_GROUP_CONSTRUCT_ABORT, true);
-        return true;
+    if (code != PMIX_GROUP_MEMBER_FAILED) return true;  // not asked
+    leader_decided(id, b, from, key_of(about), decision == PMIX_GROUP_CONSTRUCT_ABORT, true);
+    return true;
+}
+
+void GroupBootstrap::raise_abort(const std::string &id, const Boot &b, const pmix_proc_t &leader) {
+    // The other participants here (called or named) are told by the event,
+    // from the leader.
+    std::set<ProcKey> others_here = b.named;
+    for (const auto &[k, reply] : b.adds) others_here.insert(k);
+    for (const auto &[k, reply] : b.leaders) others_here.insert(k);
+    std::vector<pmix_proc_t> to;
+    for (const auto &k : others_here) {
+        const ClientRecord *c = groups_.clients_.find_client(k);
+        if (k != key_of(leader) && b.gone.count(k) == 0 && c != nullptr && !c->gone())
+            to.push_back(proc_of(k));
+    }
+    groups_.raise_group_event(PMIX_GROUP_CONSTRUCT_ABORT, id, &leader, to);
+}
+
+void GroupBootstrap::leader_decided(const std::string &id, Boot &b, const ProcKey &leader,
+                                    const ProcKey &about, bool abort, bool here) {
+    auto u = b.undecided.find(about);
+    if (u == b.undecided.end() || u->second.erase(leader) == 0) return;  // answered already
+    const pmix_proc_t source = proc_of(leader);
+    if (abort) {
+        log()->info("server: group {}: leader {} aborts the bootstrap", id, describe(leader));
+        raise_abort(id, b, source);
+        // The other servers' participants: by their servers (the message
+        // carries the leader).
+        end(id, PMIX_GROUP_CONSTRUCT_ABORT, here, &source);
+        return;
+    }
+    if (here) {
+        // The other servers await this leader's decision too.
+        const pmix_proc_t gone = proc_of(about);
+        tell_others(PMIX_GROUP_MEMBERSHIP_UPDATE, id, b, &source,
+                    {load_info(PMIX_EVENT_AFFECTED_PROC, &gone, PMIX_PROC)});
     }
     if (u->second.empty()) b.undecided.erase(u);
-    check(id);
-    return true;
+    if (!b.completing) check(id);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -660,7 +698,8 @@ void GroupBootstrap::end_host_part(const std::string &id, const Boot &b, pmix_st
                       [](pmix_status_t, wire::InfoArray) {});
 }
 
-void GroupBootstrap::end(const std::string &id, pmix_status_t status, bool tell) {
+void GroupBootstrap::end(const std::string &id, pmix_status_t status, bool tell,
+                         const pmix_proc_t *source) {
     elsewhere_.erase(id);
     auto it = boots_.find(id);
     if (it == boots_.end()) {
@@ -671,7 +710,7 @@ void GroupBootstrap::end(const std::string &id, pmix_status_t status, bool tell)
     }
     Boot &b = it->second;
     const bool multi = b.across || (capable() && !others(b).empty());
-    if (tell) tell_others(status, id, b, nullptr);
+    if (tell) tell_others(status, id, b, source);
     // Handed to the host already: its answer is for nobody any more (a
     // server that ended before its upcall gave the host its part too).
     if (b.across && !b.completing) end_host_part(id, b, status);
@@ -702,7 +741,27 @@ bool GroupBootstrap::message(const events::Event &ev) {
         const ProcKey who = key_of(*affected->value.data.proc);
         log()->info("server: group {}: bootstrap participant {} ended (told by the host)", id,
                     describe(who));
-        participant_lost(id, who, false);
+        participant_lost(id, who, false, mca::info_flag(info, kBootDecide).value_or(false));
+        return true;
+    }
+    if (ev.status == PMIX_GROUP_MEMBERSHIP_UPDATE) {
+        // A declared leader served elsewhere goes on without a participant
+        // that ended.
+        auto it = boots_.find(id);
+        if (it != boots_.end() && has_affected && !groups_.is_local(ev.source))
+            leader_decided(id, it->second, key_of(ev.source), key_of(*affected->value.data.proc),
+                           false, false);
+        return true;
+    }
+    if (ev.status == PMIX_GROUP_CONSTRUCT_ABORT && !groups_.is_local(ev.source)) {
+        // A declared leader served elsewhere aborted: this server's
+        // participants get the event from it, and every call that status.
+        if (auto it = boots_.find(id); it != boots_.end()) {
+            log()->info("server: group {}: leader {} aborts the bootstrap (told by the host)", id,
+                        describe(key_of(ev.source)));
+            raise_abort(id, it->second, ev.source);
+        }
+        end(id, PMIX_GROUP_CONSTRUCT_ABORT, false);
         return true;
     }
     if (ev.status != PMIX_GROUP_LEADER_SELECTED) {
@@ -754,29 +813,10 @@ bool GroupBootstrap::message(const events::Event &ev) {
                     {load_info(PMIX_EVENT_AFFECTED_PROC, &lp, PMIX_PROC)});
         return true;
     }
-    const bool here = it != boots_.end() ||
-                      std::any_of(named.begin(), named.end(),
-                                  [&](const pmix_proc_t &p) { return groups_.is_local(p); });
-    if (!here && mca::info_flag(info, PMIX_GROUP_LEADER).value_or(false))
-        return true;  // a construct of another server's processes only
-    if (mca::info_flag(info, PMIX_GROUP_LEADER).value_or(false) ||
-        (it != boots_.end() && !it->second.declared.empty())) {
-        // Leaders that decide about failures: on one server only (yet).
-        log()->info(
-            "server: group {}: PMIX_GROUP_LEADER in a bootstrap across servers is not "
-            "supported",
-            id);
-        if (it != boots_.end()) {
-            end(id, PMIX_ERR_NOT_SUPPORTED, true);
-        } else {
-            Boot none;
-            none.remote_leaders.insert(leader);
-            tell_others(PMIX_ERR_NOT_SUPPORTED, id, none, nullptr);
-        }
-        return true;
-    }
     Boot &b = boots_[id];
     b.remote_leaders.insert(leader);
+    // A leader that decides about failures (PMIX_GROUP_LEADER), served elsewhere.
+    if (mca::info_flag(info, PMIX_GROUP_LEADER).value_or(false)) b.remote_declared.insert(leader);
     b.across = true;
     b.leaders_expected = *count;
     for (const auto &p : named) b.named.insert(key_of(p));

@@ -88,12 +88,16 @@ class GroupBootstrap {
         bool across = false;
         std::uint32_t timeout_s = 0;
         std::size_t leader_count() const { return leaders.size() + remote_leaders.size(); }
-        // PMIX_GROUP_LEADER (one server): the bootstrap leaders that declared
-        // it and are still running; they decide about a participant that
-        // ends (docs/groups.md, "Bootstrap leaders that decide"): the
-        // participant -> the leaders whose decision is awaited.
+        // PMIX_GROUP_LEADER: the bootstrap leaders that declared it and are
+        // still running, served here and (announced through the host)
+        // elsewhere; they decide about a participant that ends
+        // (docs/groups.md, "Bootstrap leaders that decide"): the
+        // participant -> the leaders, wherever served, whose decision is
+        // awaited (a remote leader's comes from its server).
         std::set<ProcKey> declared;
+        std::set<ProcKey> remote_declared;
         std::map<ProcKey, std::set<ProcKey>> undecided;
+        bool any_declared() const { return !declared.empty() || !remote_declared.empty(); }
         // A named process that has neither called nor been left out.
         bool awaited(const ProcKey &k) const {
             return leaders.count(k) == 0 && adds.count(k) == 0 && gone.count(k) == 0;
@@ -131,13 +135,26 @@ class GroupBootstrap {
     // A construct across servers ended here before its upcall: the host
     // still gets this server's part with that status (docs/groups.md).
     void end_host_part(const std::string &id, const Boot &b, pmix_status_t status);
-    // A named local process that ended (departure or found gone).
-    void participant_lost(const std::string &id, const ProcKey &who, bool tell);
-    // PMIX_GROUP_MEMBER_FAILED about `who` to the declared leaders (not
-    // `who`): false when none could be asked.
+    // A named participant that ended: a local one (departure or found
+    // gone; `tell`: the other servers are told), or one served elsewhere
+    // (told by its server; `decide`: its server asks the declared leaders).
+    void participant_lost(const std::string &id, const ProcKey &who, bool tell,
+                          bool decide = false);
+    // PMIX_GROUP_MEMBER_FAILED about `who` to the declared leaders served
+    // here (not `who`), awaiting the ones served elsewhere too: false when
+    // none could be asked or awaited.
     bool ask_declared(const std::string &id, Boot &b, const ProcKey &who);
-    // Ends `id` with `status` here and, when `tell`, on the other servers.
-    void end(const std::string &id, pmix_status_t status, bool tell);
+    // Declared leader `leader` decided about `about` (`abort`: it aborts),
+    // through its handlers here (`here`: the other servers are told) or at
+    // its own server.
+    void leader_decided(const std::string &id, Boot &b, const ProcKey &leader, const ProcKey &about,
+                        bool abort, bool here);
+    // PMIX_GROUP_CONSTRUCT_ABORT from `leader` to this server's other participants.
+    void raise_abort(const std::string &id, const Boot &b, const pmix_proc_t &leader);
+    // Ends `id` with `status` here and, when `tell`, on the other servers
+    // (`source`: the message's, e.g. the leader that aborted).
+    void end(const std::string &id, pmix_status_t status, bool tell,
+             const pmix_proc_t *source = nullptr);
 
     // An id whose construct across servers ended: the local processes that
     // were not answered yet get its status when they call (once each); one

@@ -59,6 +59,14 @@
  *                                           or with PMIX_GROUP_OPTIONAL the
  *                                           group 0-2 (PARTIAL_SUCCESS, then
  *                                           PMIX_GROUP_MEMBERSHIP_UPDATE)
+ *        group_bootstrap_client across-leader-continue | across-leader-abort -
+ *                                           as leader-continue / leader-abort,
+ *                                           rank 3 on node1, the leader on
+ *                                           node0: the decision crosses servers
+ *        group_bootstrap_client across-leader-dies - rank 0, the only
+ *                                           declared leader, names 1, 2, 3 and
+ *                                           dies before rank 3 called:
+ *                                           PMIX_ERR_LOST_CONNECTION for 1 and 2
  *        group_bootstrap_client across-timeout - rank 0 leads, adds 1 and 2
  *                                           (node1); rank 2 comes after the
  *                                           PMIX_TIMEOUT: PMIX_ERR_TIMEOUT for
@@ -425,7 +433,10 @@ static int results_say_leader(const pmix_info_t *results, size_t nresults) {
     return 0;
 }
 
-static void mode_leader_decides(int abort_it) {
+/* across: under twonode_host (rank 0 on node0, rank 3 on node1): the
+ * leader's decision crosses the servers; no fence over the group (that host
+ * fences whole jobs only). */
+static void mode_leader_decides(int abort_it, int across) {
     if (nprocs != 4) FAIL("leader-continue / leader-abort need 4 ranks");
     if (me.rank == 3) raise(SIGKILL);
     leader_aborts = abort_it;
@@ -435,7 +446,8 @@ static void mode_leader_decides(int abort_it) {
     char text[64];
     snprintf(text, sizeof text, "rank %u", me.rank);
     put_commit("boot.key", text);
-    const char *grp = abort_it ? "boot-lead-abort" : "boot-lead";
+    const char *grp = abort_it ? (across ? "boot-lead-abort-across" : "boot-lead-abort")
+                               : (across ? "boot-lead-across" : "boot-lead");
     pmix_info_t info[4];
     size_t n = 0;
     int timeout = 30;
@@ -472,7 +484,19 @@ static void mode_leader_decides(int abort_it) {
         FAIL("PMIX_GROUP_LEADER in the results of rank %u is wrong", me.rank);
     PMIX_INFO_FREE(results, nresults);
     while (!atomic_load(&update3_seen)) usleep(1000); /* bounded by alarm() */
-    use_group(grp, 0, 3);
+    if (!across) {
+        use_group(grp, 0, 3);
+    } else {
+        for (uint32_t g = 0; g < 3; ++g) {
+            pmix_proc_t real, by_group;
+            PMIX_LOAD_PROCID(&real, me.nspace, g);
+            PMIX_LOAD_PROCID(&by_group, grp, g);
+            snprintf(text, sizeof text, "rank %u", g);
+            expect_key(&real, "boot.key", text);
+            expect_key(&by_group, "boot.key", text);
+        }
+        CHECK(PMIx_Group_destruct(grp, NULL, 0), "destruct");
+    }
     printf("bootstrap leader went on ok: 3 members\n");
 }
 
@@ -604,6 +628,74 @@ static void mode_across_dies(int optional) {
     printf("bootstrap across without the dead ok: 3 members\n");
 }
 
+/* across-leader-dies: rank 0 (node0), the only leader, declares
+ * PMIX_GROUP_LEADER and names 1, 2, 3, then dies before rank 3 (node1)
+ * called: no election in the bootstrap method, the construct fails with
+ * PMIX_ERR_LOST_CONNECTION for ranks 1 (node0) and 2 (node1). Rank 3 stays
+ * until rank 2 tells it (an event on node1) that its call returned. */
+static const pmix_status_t kDoneEvent = PMIX_EXTERNAL_ERR_BASE - 143;
+static atomic_int done_seen;
+
+static void done_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                         pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                         pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    atomic_store(&done_seen, 1);
+    if (cbfunc != NULL) cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void mode_across_leader_dies(void) {
+    need_two_nodes();
+    const char *grp = "boot-lead-dies-across";
+    if (me.rank == 3) {
+        pmix_status_t code = kDoneEvent;
+        group_register(&code, 1, NULL, 0, done_handler);
+    }
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence"); /* rank 3 listens */
+    if (me.rank == 3) {
+        while (!atomic_load(&done_seen)) usleep(1000); /* bounded by alarm() */
+        printf("bootstrap leader dies ok: rank 3 stayed\n");
+        return;
+    }
+    pmix_info_t info[4];
+    size_t n = 0;
+    int timeout = 30;
+    bool yes = true;
+    pmix_proc_t adds[3];
+    pmix_data_array_t darray = {PMIX_PROC, 3, adds};
+    PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    if (me.rank == 0) {
+        load_bootstrap(&info[n++], 1);
+        for (uint32_t k = 0; k < 3; ++k) PMIX_LOAD_PROCID(&adds[k], me.nspace, k + 1);
+        PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_ADD_MEMBERS, &darray, PMIX_DATA_ARRAY);
+        PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
+        CHECK(PMIx_Group_construct_nb(grp, &me, 1, info, n, NULL, NULL), "construct_nb");
+        /* A round trip to the server after the construct: it has the call. */
+        pmix_query_t q;
+        pmix_status_t arc;
+        PMIX_QUERY_CONSTRUCT(&q);
+        PMIX_ARGV_APPEND(arc, q.keys, PMIX_QUERY_NUM_GROUPS);
+        (void)arc;
+        pmix_info_t *qres = NULL;
+        size_t nqres = 0;
+        (void)PMIx_Query_info(&q, 1, &qres, &nqres);
+        raise(SIGKILL);
+    }
+    pmix_status_t rc = PMIx_Group_construct(grp, NULL, 0, info, n, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&info[0]);
+    if (rc != PMIX_ERR_LOST_CONNECTION) FAIL("construct: %s", PMIx_Error_string(rc));
+    if (me.rank == 2) {
+        pmix_info_t range;
+        pmix_proc_t three;
+        PMIX_LOAD_PROCID(&three, me.nspace, 3);
+        PMIX_INFO_LOAD(&range, PMIX_EVENT_CUSTOM_RANGE, &three, PMIX_PROC);
+        CHECK(PMIx_Notify_event(kDoneEvent, &me, PMIX_RANGE_CUSTOM, &range, 1, NULL, NULL),
+              "Notify_event");
+        PMIX_INFO_DESTRUCT(&range);
+    }
+    printf("bootstrap leader dies ok: %s\n", PMIx_Error_string(rc));
+}
+
 /* across-timeout: rank 2 (node1), named by rank 0 (node0), comes late. */
 static void mode_across_timeout(void) {
     need_two_nodes();
@@ -633,7 +725,8 @@ int main(int argc, char **argv) {
                 "usage: group_bootstrap_client "
                 "leaders|add|bad|timeout|optional-dies|ft-dies|optional-late|leader-continue|"
                 "leader-abort|across|"
-                "across-one-leader|across-dies|across-optional-dies|across-timeout\n");
+                "across-one-leader|across-dies|across-optional-dies|across-timeout|"
+                "across-leader-continue|across-leader-abort|across-leader-dies\n");
         return 2;
     }
     alarm(90); /* every wait below is bounded */
@@ -655,9 +748,15 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "ft-dies") == 0) {
         mode_tolerant_dies(PMIX_GROUP_FT_COLLECTIVE);
     } else if (strcmp(mode, "leader-continue") == 0) {
-        mode_leader_decides(0);
+        mode_leader_decides(0, 0);
     } else if (strcmp(mode, "leader-abort") == 0) {
-        mode_leader_decides(1);
+        mode_leader_decides(1, 0);
+    } else if (strcmp(mode, "across-leader-continue") == 0) {
+        mode_leader_decides(0, 1);
+    } else if (strcmp(mode, "across-leader-abort") == 0) {
+        mode_leader_decides(1, 1);
+    } else if (strcmp(mode, "across-leader-dies") == 0) {
+        mode_across_leader_dies();
     } else if (strcmp(mode, "across") == 0) {
         mode_across(1);
     } else if (strcmp(mode, "across-one-leader") == 0) {
