@@ -67,6 +67,10 @@
  *                                           declared leader, names 1, 2, 3 and
  *                                           dies before rank 3 called:
  *                                           PMIX_ERR_LOST_CONNECTION for 1 and 2
+ *        group_bootstrap_client across-two-leaders - leaders 0 (node0) and 2
+ *                                           (node1) both decide; rank 3 dies
+ *                                           once both called: both are asked,
+ *                                           both go on: 0,1,2 everywhere
  *        group_bootstrap_client across-timeout - rank 0 leads, adds 1 and 2
  *                                           (node1); rank 2 comes after the
  *                                           PMIX_TIMEOUT: PMIX_ERR_TIMEOUT for
@@ -696,6 +700,122 @@ static void mode_across_leader_dies(void) {
     printf("bootstrap leader dies ok: %s\n", PMIx_Error_string(rc));
 }
 
+/* across-two-leaders: leaders 0 (node0, adding 3) and 2 (node1, adding 1)
+ * both declare PMIX_GROUP_LEADER; once both calls are with their servers
+ * (a round trip after construct_nb), they tell rank 3 (node1) to die: each
+ * leader, on its own server, gets PMIX_GROUP_MEMBER_FAILED about it, both go
+ * on, and both servers form 0,1,2 (PARTIAL_SUCCESS, PMIX_GROUP_LEADER in the
+ * results of 0 and 2 only, the update). Each server awaits the other's
+ * leader's decision. */
+static const pmix_status_t kDieEvent = PMIX_EXTERNAL_ERR_BASE - 144;
+static atomic_int die_asked;
+
+static void die_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                        pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                        pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    if (atomic_fetch_add(&die_asked, 1) + 1 == 2) raise(SIGKILL); /* both leaders called */
+    if (cbfunc != NULL) cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+static struct {
+    atomic_int done; /* set last, on the progress thread */
+    pmix_status_t status;
+    int leader;
+    char members[64];
+} two;
+
+static void two_cb(pmix_status_t status, pmix_info_t *results, size_t nresults, void *cbdata,
+                   pmix_release_cbfunc_t release, void *release_data) {
+    (void)cbdata;
+    two.status = status;
+    two.leader = results_say_leader(results, nresults);
+    for (size_t i = 0; i < nresults; ++i) {
+        if (!PMIX_CHECK_KEY(&results[i], PMIX_GROUP_MEMBERSHIP)) continue;
+        pmix_proc_t *m = (pmix_proc_t *)results[i].value.data.darray->array;
+        for (size_t k = 0; k < results[i].value.data.darray->size; ++k) {
+            char one[16];
+            snprintf(one, sizeof one, "%s%u", k ? "," : "", m[k].rank);
+            strncat(two.members, one, sizeof two.members - strlen(two.members) - 1);
+        }
+    }
+    if (release != NULL) release(release_data);
+    atomic_store(&two.done, 1);
+}
+
+static void mode_across_two_leaders(void) {
+    need_two_nodes();
+    const char *grp = "boot-two-leaders-across";
+    pmix_status_t codes[] = {PMIX_GROUP_MEMBER_FAILED, PMIX_GROUP_CONSTRUCT_ABORT,
+                             PMIX_GROUP_MEMBERSHIP_UPDATE};
+    group_register(codes, 3, NULL, 0, leader_handler);
+    if (me.rank == 3) {
+        pmix_status_t code = kDieEvent;
+        group_register(&code, 1, NULL, 0, die_handler);
+    }
+    char text[64];
+    snprintf(text, sizeof text, "rank %u", me.rank);
+    put_commit("boot.key", text);
+    CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence"); /* every handler is in */
+    if (me.rank == 3) {
+        for (;;) usleep(1000); /* dies in die_handler; bounded by alarm() */
+    }
+    const int leader = me.rank == 0 || me.rank == 2;
+    pmix_info_t info[4];
+    size_t n = 0;
+    int timeout = 30;
+    bool yes = true;
+    size_t nleaders = 2;
+    pmix_proc_t add;
+    PMIX_LOAD_PROCID(&add, me.nspace, me.rank == 0 ? 3 : 1);
+    PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    if (leader) {
+        PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_BOOTSTRAP, &nleaders, PMIX_SIZE);
+        PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_ADD_MEMBERS, &add, PMIX_PROC);
+        PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
+    }
+    CHECK(PMIx_Group_construct_nb(grp, leader ? &me : NULL, leader ? 1 : 0, info, n, two_cb, NULL),
+          "construct_nb");
+    if (leader) {
+        /* A round trip to the server after the construct: it has the call. */
+        pmix_query_t q;
+        pmix_status_t arc;
+        PMIX_QUERY_CONSTRUCT(&q);
+        PMIX_ARGV_APPEND(arc, q.keys, PMIX_QUERY_NUM_GROUPS);
+        (void)arc;
+        pmix_info_t *qres = NULL;
+        size_t nqres = 0;
+        (void)PMIx_Query_info(&q, 1, &qres, &nqres);
+        if (qres != NULL) PMIX_INFO_FREE(qres, nqres);
+        pmix_info_t range;
+        pmix_proc_t three;
+        PMIX_LOAD_PROCID(&three, me.nspace, 3);
+        PMIX_INFO_LOAD(&range, PMIX_EVENT_CUSTOM_RANGE, &three, PMIX_PROC);
+        CHECK(PMIx_Notify_event(kDieEvent, &me, PMIX_RANGE_CUSTOM, &range, 1, NULL, NULL),
+              "Notify_event");
+        PMIX_INFO_DESTRUCT(&range);
+    }
+    while (!atomic_load(&two.done)) usleep(1000); /* bounded by alarm() */
+    for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&info[i]);
+    if (two.status != PMIX_ERR_PARTIAL_SUCCESS)
+        FAIL("construct: %s", PMIx_Error_string(two.status));
+    if (leader && atomic_load(&failed_about) != 3)
+        FAIL("leader %u had no PMIX_GROUP_MEMBER_FAILED about rank 3", me.rank);
+    if (!leader && atomic_load(&failed_about) != -1)
+        FAIL("an add member got PMIX_GROUP_MEMBER_FAILED");
+    if (two.leader != leader) FAIL("PMIX_GROUP_LEADER in the results of rank %u is wrong", me.rank);
+    if (strcmp(two.members, "0,1,2") != 0) FAIL("membership %s, not 0,1,2", two.members);
+    while (!atomic_load(&update3_seen)) usleep(1000); /* bounded by alarm() */
+    for (uint32_t g = 0; g < 3; ++g) {
+        pmix_proc_t real;
+        PMIX_LOAD_PROCID(&real, me.nspace, g);
+        snprintf(text, sizeof text, "rank %u", g);
+        expect_key(&real, "boot.key", text);
+    }
+    CHECK(PMIx_Group_destruct(grp, NULL, 0), "destruct");
+    printf("bootstrap two leaders went on ok: %s\n", two.members);
+}
+
 /* across-timeout: rank 2 (node1), named by rank 0 (node0), comes late. */
 static void mode_across_timeout(void) {
     need_two_nodes();
@@ -726,7 +846,8 @@ int main(int argc, char **argv) {
                 "leaders|add|bad|timeout|optional-dies|ft-dies|optional-late|leader-continue|"
                 "leader-abort|across|"
                 "across-one-leader|across-dies|across-optional-dies|across-timeout|"
-                "across-leader-continue|across-leader-abort|across-leader-dies\n");
+                "across-leader-continue|across-leader-abort|across-leader-dies|"
+                "across-two-leaders\n");
         return 2;
     }
     alarm(90); /* every wait below is bounded */
@@ -757,6 +878,8 @@ int main(int argc, char **argv) {
         mode_leader_decides(1, 1);
     } else if (strcmp(mode, "across-leader-dies") == 0) {
         mode_across_leader_dies();
+    } else if (strcmp(mode, "across-two-leaders") == 0) {
+        mode_across_two_leaders();
     } else if (strcmp(mode, "across") == 0) {
         mode_across(1);
     } else if (strcmp(mode, "across-one-leader") == 0) {
