@@ -787,6 +787,7 @@ static void mode_across_two_leaders(void) {
         size_t nqres = 0;
         (void)PMIx_Query_info(&q, 1, &qres, &nqres);
         if (qres != NULL) PMIX_INFO_FREE(qres, nqres);
+        PMIX_QUERY_DESTRUCT(&q);
         pmix_info_t range;
         pmix_proc_t three;
         PMIX_LOAD_PROCID(&three, me.nspace, 3);
