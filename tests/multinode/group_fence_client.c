@@ -15,7 +15,9 @@
  *                                        fence ends with an error on both
  *                                        servers, not a hang; then a fence of
  *                                        ranks 0 and 2 keeps node1 up until
- *                                        rank 0's fence returned */
+ *                                        rank 0's fence returned
+ *        group_fence_client timeout-late - no group: a fence's latecomer on
+ *                                        the server where it timed out */
 #include <pmix.h>
 
 #include <signal.h>
@@ -63,15 +65,47 @@ static pmix_status_t group_fence(int collect) {
     return PMIx_Fence(&grp, 1, collect ? &info : NULL, collect ? 1 : 0);
 }
 
+/* A job-wide fence with PMIX_TIMEOUT that rank 3 (node1) joins only after
+ * the others' timed out: node1's server told the host of its failed part
+ * once, and rank 3's late call gets that status at once, without a second
+ * hand-over (a second part over the same participants would be one the
+ * other node never matches). Rank 3 learns that the others gave up from a
+ * fence of ranks 2 and 3 that rank 2 joins afterwards. */
+static void mode_timeout_late(void) {
+    pmix_proc_t pair[2];
+    PMIX_LOAD_PROCID(&pair[0], me.nspace, 2);
+    PMIX_LOAD_PROCID(&pair[1], me.nspace, 3);
+    pmix_status_t rc;
+    if (me.rank == 3) {
+        CHECK(PMIx_Fence(pair, 2, NULL, 0), "fence of ranks 2 and 3");
+        rc = PMIx_Fence(NULL, 0, NULL, 0); /* no timeout of its own */
+        if (rc != PMIX_ERR_TIMEOUT) FAIL("the latecomer got %s", PMIx_Error_string(rc));
+        printf("fence latecomer ok: %s\n", PMIx_Error_string(rc));
+        return;
+    }
+    pmix_info_t info;
+    int timeout = 2;
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &timeout, PMIX_INT);
+    rc = PMIx_Fence(NULL, 0, &info, 1);
+    if (rc != PMIX_ERR_TIMEOUT) FAIL("fence without rank 3: %s", PMIx_Error_string(rc));
+    if (me.rank == 2) CHECK(PMIx_Fence(pair, 2, NULL, 0), "fence of ranks 2 and 3");
+    printf("fence timed out ok: rank %u\n", me.rank);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2 || (strcmp(argv[1], "ft") != 0 && strcmp(argv[1], "ft-collect") != 0 &&
-                      strcmp(argv[1], "plain") != 0)) {
-        fprintf(stderr, "usage: group_fence_client ft|ft-collect|plain\n");
+                      strcmp(argv[1], "plain") != 0 && strcmp(argv[1], "timeout-late") != 0)) {
+        fprintf(stderr, "usage: group_fence_client ft|ft-collect|plain|timeout-late\n");
         return 2;
     }
     alarm(60); /* every wait below is bounded */
     group_init();
     if (nprocs != 4) FAIL("wants the 4 ranks of twonode_host");
+    if (strcmp(argv[1], "timeout-late") == 0) {
+        mode_timeout_late();
+        CHECK(PMIx_Finalize(NULL, 0), "PMIx_Finalize");
+        return 0;
+    }
     const int ft = strncmp(argv[1], "ft", 2) == 0;
     const int collect = strcmp(argv[1], "ft-collect") == 0;
     if (me.rank != 1) {
