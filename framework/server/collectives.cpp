@@ -169,7 +169,8 @@ void Collectives::handle_fence(Channel &ch, Frame &frame, ClientRecord *client) 
     const bool reads_shm = find_info(info.span(), wire::PMIXPP_FENCE_DATA_KEY) != nullptr;
     if (FenceTracker *t = join_collective(Collective::fence, std::move(procs), me, reply, timeout,
                                           collect, nullptr, {}, ft)) {
-        t->ft = ft != nullptr;
+        // The opener's: a fence's hooks are the fault-tolerant ones only.
+        t->ft = t->hooks != nullptr;
         if (reads_shm) t->shm_readers.insert(me);
         check_fence(t->id);
     }
