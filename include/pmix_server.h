@@ -39,7 +39,13 @@ typedef pmix_status_t (*pmix_server_abort_fn_t)(const pmix_proc_t *proc, void *s
                                                 int status, const char msg[], pmix_proc_t procs[],
                                                 size_t nprocs, pmix_op_cbfunc_t cbfunc,
                                                 void *cbdata);
-/* data (ndata bytes) is this node's contribution, malloc'd; the host owns it. */
+/* data (ndata bytes) is this node's contribution, malloc'd; the host owns it.
+ * A fence with PMIX_GROUP_FT_COLLECTIVE (the caller's, or its participants'
+ * group's) carries PMIX_GROUP_FT_COLLECTIVE = true and, when some of this
+ * server's participants ended before it handed the fence over,
+ * PMIXPP_FENCE_ENDED below; a fence that failed here before the hand-over
+ * arrives once with PMIX_LOCAL_COLLECTIVE_STATUS = the error (no data), so
+ * that the host can end it on every server (docs/groups.md). */
 typedef pmix_status_t (*pmix_server_fencenb_fn_t)(const pmix_proc_t procs[], size_t nprocs,
                                                   const pmix_info_t info[], size_t ninfo,
                                                   char *data, size_t ndata,
@@ -76,6 +82,13 @@ typedef pmix_status_t (*pmix_server_notify_event_fn_t)(pmix_status_t code,
                                                        pmix_data_range_t range, pmix_info_t info[],
                                                        size_t ninfo, pmix_op_cbfunc_t cbfunc,
                                                        void *cbdata);
+/* pmixpp extension, in the info of fence_nb (not in the standard, whose
+ * fence upcall has no way to name them): the local participants that ended
+ * before this server handed a fault-tolerant fence over, a
+ * pmix_data_array_t of pmix_proc_t. Their contributions are not in `data`
+ * and never come: the host must not wait for them. Absent: none ended. */
+#define PMIXPP_FENCE_ENDED "pmixpp.fence.ended"
+
 /* The host listens for the library and hands each accepted socket over. */
 typedef void (*pmix_connection_cbfunc_t)(int incoming_sd, void *cbdata);
 typedef pmix_status_t (*pmix_server_listener_fn_t)(int listening_sd,

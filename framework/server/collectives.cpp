@@ -95,6 +95,7 @@ void Collectives::clear() {
         if (t.timer != 0) ProgressEngine::instance().cancel(t.timer);
     }
     fences_.clear();
+    failed_.clear();
     connected_.clear();
     spawned_by_.clear();
 }
@@ -102,6 +103,8 @@ void Collectives::clear() {
 void Collectives::client_departed(const ProcKey &key, Departure why) {
     // A finalized client that contributed to a collective still counts in it.
     fail_fences_of(key, why != Departure::finalized);
+    for (auto &[sig, f] : failed_) f.latecomers.erase(key);  // it will not come
+    std::erase_if(failed_, [](const auto &e) { return e.second.latecomers.empty(); });
     if (JobRecord *job = find_job(key.first); job != nullptr && job->fence_data) {
         job->fence_data->release(key.second);  // it will not read what it was given
     }
@@ -166,6 +169,8 @@ void Collectives::handle_fence(Channel &ch, Frame &frame, ClientRecord *client) 
     const bool reads_shm = find_info(info.span(), wire::PMIXPP_FENCE_DATA_KEY) != nullptr;
     if (FenceTracker *t = join_collective(Collective::fence, std::move(procs), me, reply, timeout,
                                           collect, nullptr, {}, ft)) {
+        // The opener's: a fence's hooks are the fault-tolerant ones only.
+        t->ft = t->hooks != nullptr;
         if (reads_shm) t->shm_readers.insert(me);
         check_fence(t->id);
     }
@@ -186,6 +191,13 @@ FenceTracker *Collectives::join_collective(Collective kind, std::vector<pmix_pro
                                                              : "";
     for (const auto &p : parts) signature += p + ";";
 
+    if (auto f = failed_.find(signature); f != failed_.end() && f->second.latecomers.erase(me)) {
+        // It failed here (and the host was told) before this participant came.
+        const pmix_status_t status = f->second.status;
+        if (f->second.latecomers.empty()) failed_.erase(f);
+        send_reply(reply, status_body(status));
+        return nullptr;
+    }
     FenceTracker *tracker = nullptr;
     for (auto &[id, t] : fences_) {
         if (t.signature == signature && !t.host_called && t.contributed.count(me) == 0) {
@@ -225,10 +237,19 @@ FenceTracker *Collectives::join_collective(Collective kind, std::vector<pmix_pro
             } else if (c != nullptr && c->gone()) {
                 log()->warn("server: fence {} includes {}, which is gone", signature, describe(k));
                 send_reply(reply, status_body(PMIX_ERR_LOST_CONNECTION));
+                if (kind == Collective::fence) {
+                    t.collect = collect;
+                    t.timeout_s = timeout;
+                    t.contributed[me] = reply;  // arrived (answered above)
+                    tell_host_failed(t, PMIX_ERR_LOST_CONNECTION);
+                }
                 return nullptr;
             }
         }
-        for (const auto &k : absorbed) t.expected_local.erase(k);
+        for (const auto &k : absorbed) {
+            t.expected_local.erase(k);
+            t.ended.insert(k);
+        }
         tracker = &fences_.emplace(t.id, std::move(t)).first->second;
     }
     tracker->contributed[me] = reply;
@@ -244,6 +265,7 @@ FenceTracker *Collectives::join_collective(Collective kind, std::vector<pmix_pro
                 if (it == fences_.end()) return;
                 it->second.timer = 0;
                 log()->warn("server: fence {} timed out", it->second.signature);
+                tell_host_failed(it->second, PMIX_ERR_TIMEOUT);
                 complete_fence(id, PMIX_ERR_TIMEOUT, {});
             });
     }
@@ -304,10 +326,7 @@ void Collectives::check_fence(std::uint64_t id) {
         data = static_cast<char *>(std::malloc(stream.size()));
         std::memcpy(data, stream.data(), stream.size());
     }
-    auto args = std::make_shared<HostArgs>();
-    args->procs = t.procs;
-    if (t.collect) args->add_bool(PMIX_COLLECT_DATA, true);
-    if (t.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(t.timeout_s));
+    auto args = fence_args(t, PMIX_SUCCESS);
     call_host_modex(
         [this, args, data, n = stream.size()](pmix_modex_cbfunc_t cb, void *cbdata) {
             return host_->fence_nb(args->procs.data(), args->procs.size(), args->info_data(),
@@ -316,6 +335,54 @@ void Collectives::check_fence(std::uint64_t id) {
         [this, id, args](pmix_status_t status, std::vector<std::uint8_t> payload) {
             complete_fence(id, status, payload);
         });
+}
+
+std::shared_ptr<HostArgs> Collectives::fence_args(const FenceTracker &t,
+                                                  pmix_status_t local_status) const {
+    auto args = std::make_shared<HostArgs>();
+    args->procs = t.procs;
+    if (t.collect) args->add_bool(PMIX_COLLECT_DATA, true);
+    if (t.timeout_s > 0) args->add_int(PMIX_TIMEOUT, static_cast<int>(t.timeout_s));
+    if (t.ft) {
+        // The host goes on without the participants that ended (docs/groups.md,
+        // "For host writers"): each server names its own.
+        args->add_bool(PMIX_GROUP_FT_COLLECTIVE, true);
+        if (!t.ended.empty()) {
+            std::vector<pmix_proc_t> ended;
+            for (const auto &k : t.ended) ended.push_back(proc_of(k));
+            pmix_data_array_t darray{PMIX_PROC, ended.size(), ended.data()};
+            args->load(PMIXPP_FENCE_ENDED, &darray, PMIX_DATA_ARRAY);
+        }
+    }
+    if (local_status != PMIX_SUCCESS) {
+        args->load(PMIX_LOCAL_COLLECTIVE_STATUS, &local_status, PMIX_STATUS);
+    }
+    return args;
+}
+
+void Collectives::tell_host_failed(const FenceTracker &t, pmix_status_t status) {
+    if (t.kind != Collective::fence || t.host_called || host_->fence_nb == nullptr ||
+        all_local(t.procs)) {
+        return;
+    }
+    // The other servers' parts may be with the host already: this server's
+    // part, with its status, lets the host end the fence everywhere instead
+    // of waiting for a part that never comes (spec: PMIX_LOCAL_COLLECTIVE_STATUS).
+    FailedFence f{status, {}};
+    for (const auto &k : t.expected_local) {
+        const ClientRecord *c = clients_.find_client(k);
+        if (t.contributed.count(k) == 0 && c != nullptr && !c->gone()) f.latecomers.insert(k);
+    }
+    if (!f.latecomers.empty()) failed_[t.signature] = std::move(f);
+    log()->info("server: fence {} ended here before its hand-over ({}): the host is told",
+                t.signature, PMIx_Error_string(status));
+    auto args = fence_args(t, status);
+    call_host_modex(
+        [this, args](pmix_modex_cbfunc_t cb, void *cbdata) {
+            return host_->fence_nb(args->procs.data(), args->procs.size(), args->info_data(),
+                                   args->info_size(), nullptr, 0, cb, cbdata);
+        },
+        [args](pmix_status_t, std::vector<std::uint8_t>) {});
 }
 
 void Collectives::complete_fence(std::uint64_t id, pmix_status_t status,
@@ -447,12 +514,17 @@ std::set<ProcKey> Collectives::answer_in_shm(FenceTracker &t,
     return answered;
 }
 
-void Collectives::fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed) {
+void Collectives::fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed,
+                                 bool tell_host) {
     std::vector<std::uint64_t> ids;
     for (const auto &[id, t] : fences_) {
         if (!t.host_called && doomed(t)) ids.push_back(id);
     }
-    for (auto id : ids) complete_fence(id, PMIX_ERR_LOST_CONNECTION, {});
+    for (auto id : ids) {
+        if (auto it = fences_.find(id); tell_host && it != fences_.end())
+            tell_host_failed(it->second, PMIX_ERR_LOST_CONNECTION);
+        complete_fence(id, PMIX_ERR_LOST_CONNECTION, {});
+    }
 }
 
 void Collectives::fail_fences_of(const ProcKey &gone, bool contributed_too) {
@@ -466,20 +538,26 @@ void Collectives::fail_fences_of(const ProcKey &gone, bool contributed_too) {
         if (!t.hooks->departed(t, gone)) continue;
         t.expected_local.erase(gone);
         t.contributed.erase(gone);
+        t.ended.insert(gone);
         absorbed.push_back(id);
     }
     for (auto id : absorbed) check_fence(id);
-    fail_fences_if([&](const FenceTracker &t) {
-        return t.expected_local.count(gone) != 0 &&
-               (contributed_too || t.contributed.count(gone) == 0);
-    });
+    fail_fences_if(
+        [&](const FenceTracker &t) {
+            return t.expected_local.count(gone) != 0 &&
+                   (contributed_too || t.contributed.count(gone) == 0);
+        },
+        true);
 }
 
 void Collectives::fail_fences_naming(const std::string &nspace) {
-    fail_fences_if([&](const FenceTracker &t) {
-        return std::any_of(t.procs.begin(), t.procs.end(),
-                           [&](const pmix_proc_t &p) { return key_of(p).first == nspace; });
-    });
+    // The job is going: the host knows (no fence upcall for it).
+    fail_fences_if(
+        [&](const FenceTracker &t) {
+            return std::any_of(t.procs.begin(), t.procs.end(),
+                               [&](const pmix_proc_t &p) { return key_of(p).first == nspace; });
+        },
+        false);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -67,6 +67,12 @@ struct FenceTracker {
     // Contributors that map their job's fence data segment (they asked with
     // wire::PMIXPP_FENCE_DATA_KEY): a collecting fence may answer them there.
     std::set<ProcKey> shm_readers;
+    // A fence with PMIX_GROUP_FT_COLLECTIVE (its own or its procs' group's).
+    bool ft = false;
+    // Local participants that ended before the hand-over and that the
+    // collective goes on without (CollectiveHooks::departed): a fault-tolerant
+    // fence passes them to the host (PMIXPP_FENCE_ENDED, pmix_server.h).
+    std::set<ProcKey> ended;
 };
 
 // The narrow interface other services (groups) build their collectives on:
@@ -160,7 +166,9 @@ class Collectives final : public DepartureListener, public CollectiveTracker {
     // when it has some and the segment is free: collecting fences over a
     // whole job (README "Fence data in shared memory").
     std::set<ProcKey> answer_in_shm(FenceTracker &t, const std::vector<std::uint8_t> &host_records);
-    void fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed);
+    // `tell_host`: a fence spanning servers is handed over as failed
+    // (tell_host_failed).
+    void fail_fences_if(const std::function<bool(const FenceTracker &)> &doomed, bool tell_host);
     // Shared-memory fences (wire/shm_fence.hpp): join the job's barrier for
     // a socket fence if it qualifies (true: handled), answer the joined
     // fences whose generation completed, and break the barrier when a
@@ -193,6 +201,22 @@ class Collectives final : public DepartureListener, public CollectiveTracker {
     std::map<ProcKey, std::set<std::string>> connected_;
     std::map<std::string, std::string> spawned_by_;
     FtFenceFn ft_fence_;
+    // Fences spanning servers that failed here before their hand-over (the
+    // host was told, PMIX_LOCAL_COLLECTIVE_STATUS), by signature: the local
+    // participants that had not arrived get the same status when they do,
+    // without another hand-over (the host counts one per server and fence).
+    struct FailedFence {
+        pmix_status_t status = PMIX_ERROR;
+        std::set<ProcKey> latecomers;
+    };
+    std::map<std::string, FailedFence> failed_;
+    // Tells the host that fence `t` (spanning servers, not handed over)
+    // ends here with `status`; the answer is for nobody. Records its
+    // latecomers (the local participants neither arrived nor gone).
+    void tell_host_failed(const FenceTracker &t, pmix_status_t status);
+    // The host's arguments for fence `t`: its directives, and `local_status`
+    // when it is not PMIX_SUCCESS.
+    std::shared_ptr<HostArgs> fence_args(const FenceTracker &t, pmix_status_t local_status) const;
 };
 
 }  // namespace pmixpp::server

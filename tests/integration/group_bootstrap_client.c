@@ -74,7 +74,10 @@
  *        group_bootstrap_client across-timeout - rank 0 leads, adds 1 and 2
  *                                           (node1); rank 2 comes after the
  *                                           PMIX_TIMEOUT: PMIX_ERR_TIMEOUT for
- *                                           all, the latecomer included */
+ *                                           all, the latecomer included
+ *        group_bootstrap_client across-count-mismatch - ranks 0 (node0) and
+ *                                           2 (node1) lead with counts 2 and
+ *                                           3: both refused (groupsft) */
 #include <pmix.h>
 
 #include <signal.h>
@@ -840,6 +843,41 @@ static void mode_across_timeout(void) {
     CHECK(PMIx_Fence(NULL, 0, NULL, 0), "Fence");
 }
 
+/* ---- groupsft: leaders on the two servers that disagree on the count ---- */
+
+/* across-count-mismatch: rank 0 (node0) leads with PMIX_GROUP_BOOTSTRAP 2,
+ * rank 2 (node1) with 3, each naming only itself; ranks 1 and 3 stay out.
+ * A server that holds its own leader when the other's announcement comes
+ * refuses the announced one (PMIX_ERR_BAD_PARAM, told to its server); a
+ * leader not refused goes on waiting for leaders of its own count until its
+ * PMIX_TIMEOUT (5 s). No group forms, nothing hangs, and at least one leader
+ * is refused: the two compare their statuses through a fence of ranks 0, 2. */
+static void mode_across_count_mismatch(void) {
+    need_two_nodes();
+    if (me.rank == 1 || me.rank == 3) return;
+    pmix_status_t rc =
+        across_call("boot-across-count", 1, me.rank == 0 ? 2 : 3, NULL, 0, 5, NULL, NULL, NULL);
+    if (rc != PMIX_ERR_BAD_PARAM && rc != PMIX_ERR_TIMEOUT)
+        FAIL("a leader whose count differs got %s", PMIx_Error_string(rc));
+    char text[16];
+    snprintf(text, sizeof text, "%d", (int)rc);
+    put_commit("count.rc", text);
+    pmix_proc_t pair[2];
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_LOAD_PROCID(&pair[0], me.nspace, 0);
+    PMIX_LOAD_PROCID(&pair[1], me.nspace, 2);
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    CHECK(PMIx_Fence(pair, 2, &collect, 1), "fence of the two leaders");
+    pmix_value_t *val = NULL;
+    CHECK(PMIx_Get(&pair[me.rank == 0 ? 1 : 0], "count.rc", NULL, 0, &val), "Get count.rc");
+    const pmix_status_t other = (pmix_status_t)atoi(val->data.string);
+    PMIX_VALUE_RELEASE(val);
+    if (rc != PMIX_ERR_BAD_PARAM && other != PMIX_ERR_BAD_PARAM)
+        FAIL("neither leader was refused (both: %s)", PMIx_Error_string(rc));
+    printf("bootstrap across count mismatch ok: rank %u got %s\n", me.rank, PMIx_Error_string(rc));
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr,
@@ -848,7 +886,7 @@ int main(int argc, char **argv) {
                 "leader-abort|across|"
                 "across-one-leader|across-dies|across-optional-dies|across-timeout|"
                 "across-leader-continue|across-leader-abort|across-leader-dies|"
-                "across-two-leaders\n");
+                "across-two-leaders|across-count-mismatch\n");
         return 2;
     }
     alarm(90); /* every wait below is bounded */
@@ -891,6 +929,8 @@ int main(int argc, char **argv) {
         mode_across_dies(1);
     } else if (strcmp(mode, "across-timeout") == 0) {
         mode_across_timeout();
+    } else if (strcmp(mode, "across-count-mismatch") == 0) {
+        mode_across_count_mismatch();
     } else {
         FAIL("unknown mode %s", mode);
     }

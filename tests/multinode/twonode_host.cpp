@@ -26,8 +26,14 @@
 //                 PMIx_Notify_event (group events: PMIX_GROUP_LEFT, and a
 //                 construct leader's PMIX_GROUP_CONSTRUCT_ABORT or
 //                 PMIX_GROUP_MEMBERSHIP_UPDATE).
-// Every fence is job-wide here, so both nodes see their fences in the same
-// order and match them by sequence number.
+// Fences over any participants of the job (a group's members arrive as
+// themselves): both nodes match their parts by the participant set and the
+// number of fences over that set before (groupsft). The host counts by
+// process: a fence completes once every participant is accounted for, by its
+// node's part or because a server reported it ended (PMIXPP_FENCE_ENDED, in
+// a PMIX_GROUP_FT_COLLECTIVE fence). A node's part whose
+// PMIX_LOCAL_COLLECTIVE_STATUS is an error (the fence failed on that server
+// before its hand-over) ends the fence with that error on both nodes.
 //
 // TWONODE_NO_VIEWS (environment) makes the group answer carry the endpoint
 // data only, never PMIX_GROUP_MEMBERSHIP (a host that does not combine views).
@@ -44,6 +50,9 @@
 //
 // Each node prints one summary line (checked by the ctest cases):
 //   twonode host nodeN: fences F (with data D, B bytes), dmodex asked A, served S
+// and, when there were some (groupsft),
+//   twonode host nodeN: fault-tolerant fences T, ended reported E (ranks R)
+//   twonode host nodeN: fences failed before the hand-over X
 // Exit status: 0 when all four clients exited 0; else the first failure
 // (128+signal for a signal); 124 on timeout; 2 for a usage error.
 #include <pmix.h>
@@ -131,9 +140,19 @@ bool read_all(int fd, void *p, size_t n) {
 // One node's state. Upcalls run on the server's progress thread; the peer
 // reader runs on its own thread; the main thread waits for the children.
 
+// One node's part of a fence.
+struct FencePart {
+    bool in = false;
+    pmix_status_t status = PMIX_SUCCESS;  // its PMIX_LOCAL_COLLECTIVE_STATUS
+    std::vector<pmix_rank_t> ended;       // its PMIXPP_FENCE_ENDED
+    std::vector<char> data;
+};
+
+// A fence, by participant set and per-set sequence ("0,2,3#1").
 struct PendingFence {
-    bool have_mine = false, have_theirs = false;
-    std::vector<char> mine, theirs;
+    FencePart mine, theirs;
+    std::vector<pmix_rank_t> participants;  // named, wildcards expanded (from my part)
+    bool delivered = false;                 // my server got its answer
     pmix_modex_cbfunc_t cbfunc = nullptr;
     void *cbdata = nullptr;
 };
@@ -171,9 +190,9 @@ struct Node {
     std::mutex write_mutex;  // one message at a time on fd
     std::mutex mutex;        // everything below
     std::condition_variable cv;
-    uint64_t next_fence = 0;
     uint64_t next_request = 0;
-    std::map<uint64_t, PendingFence> fences;
+    std::map<std::string, uint64_t> next_fence;  // per participant set
+    std::map<std::string, PendingFence> fences;  // by "set#seq"
     std::map<uint64_t, PendingDmodex> dmodex;
     std::map<std::string, PendingGroup> groups;  // by "op:id"
     uint64_t next_context_id = 1;                // node0's are the ones used
@@ -181,7 +200,10 @@ struct Node {
 
     // statistics for the summary line
     unsigned nfences = 0, nfences_with_data = 0, nasked = 0, nserved = 0, ngroups = 0;
-    unsigned nevents = 0;      // events sent to the other node (notify_event upcall)
+    unsigned nevents = 0;                     // events sent to the other node (notify_event upcall)
+    unsigned nft = 0;                         // fences with PMIX_GROUP_FT_COLLECTIVE
+    std::vector<pmix_rank_t> ended_reported;  // PMIXPP_FENCE_ENDED, in order
+    unsigned nfailed_here = 0;                // parts with an error status
     unsigned nviews = 0;       // group upcalls that passed this node's membership view
     bool answer_views = true;  // false (TWONODE_NO_VIEWS set): endpoint data only
     // TWONODE_HOLD_GROUPS: group answers wait in `held` until released.
@@ -216,69 +238,130 @@ void deliver(pmix_modex_cbfunc_t cbfunc, void *cbdata, pmix_status_t status,
     cbfunc(status, copy, bytes.size(), cbdata, copy != nullptr ? release_buffer : nullptr, copy);
 }
 
-// Called with g_node.mutex held once both contributions of fence `seq` are in.
-void complete_fence_locked(uint64_t seq, std::unique_lock<std::mutex> &lock) {
-    auto it = g_node.fences.find(seq);
-    if (it == g_node.fences.end() || !it->second.have_mine || !it->second.have_theirs) return;
-    PendingFence f = std::move(it->second);
-    g_node.fences.erase(it);
-    // Rank order of nodes: node0's blob first.
-    std::vector<char> all = g_node.id == 0 ? f.mine : f.theirs;
-    const std::vector<char> &second = g_node.id == 0 ? f.theirs : f.mine;
-    all.insert(all.end(), second.begin(), second.end());
-    lock.unlock();
-    deliver(f.cbfunc, f.cbdata, PMIX_SUCCESS, all);
-    lock.lock();
+// Called with g_node.mutex held when a part of fence `key` came: answers
+// this node's server once every participant is accounted for (or a part
+// failed), and forgets the fence once both parts are in (or the peer left).
+void complete_fence_locked(const std::string &key, std::unique_lock<std::mutex> &lock) {
+    auto it = g_node.fences.find(key);
+    if (it == g_node.fences.end()) return;
+    PendingFence &f = it->second;
+    if (f.mine.in && !f.delivered) {
+        pmix_status_t status = f.mine.status != PMIX_SUCCESS ? f.mine.status : PMIX_SUCCESS;
+        if (status == PMIX_SUCCESS && f.theirs.in) status = f.theirs.status;
+        bool all_in = true;
+        for (pmix_rank_t r : f.participants) {
+            const FencePart &home =
+                static_cast<int>(r) / kRanksPerNode == g_node.id ? f.mine : f.theirs;
+            bool ended = false;
+            for (const FencePart *part : {&f.mine, &f.theirs})
+                ended = ended ||
+                        std::find(part->ended.begin(), part->ended.end(), r) != part->ended.end();
+            all_in = all_in && (home.in || ended);
+        }
+        if (status != PMIX_SUCCESS || all_in) {
+            // Rank order of nodes: node0's blob first.
+            std::vector<char> all;
+            if (status == PMIX_SUCCESS) {
+                all = g_node.id == 0 ? f.mine.data : f.theirs.data;
+                const std::vector<char> &second = g_node.id == 0 ? f.theirs.data : f.mine.data;
+                all.insert(all.end(), second.begin(), second.end());
+            }
+            f.delivered = true;
+            const auto cbfunc = f.cbfunc;
+            void *const cbdata = f.cbdata;
+            const bool done = f.theirs.in || g_node.peer_gone;
+            if (done) g_node.fences.erase(it);
+            lock.unlock();
+            deliver(cbfunc, cbdata, status, all);
+            lock.lock();
+            return;
+        }
+    }
+    if (f.delivered && (f.theirs.in || g_node.peer_gone)) g_node.fences.erase(it);
 }
 
 // ---------------------------------------------------------------------------------------------
 // server upcalls
 
-pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t,
-                       char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc, void *cbdata) {
+void put_bytes(std::vector<char> &out, const void *p, size_t n);
+
+pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                       size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                       void *cbdata) {
     // The blob is ours now (malloc'd by the library): copy it out and free it.
     std::vector<char> mine(data, data + (data != nullptr ? ndata : 0));
     std::free(data);
-    // The whole job: one wildcard, or every rank (a group of all ranks used as
-    // the fence's address arrives as its members).
-    bool whole_job = nprocs == 1 && procs[0].rank == PMIX_RANK_WILDCARD;
-    if (nprocs == kJobSize) {
-        uint32_t seen = 0;
-        for (size_t k = 0; k < nprocs; ++k)
-            if (procs[k].rank < kJobSize) seen |= 1u << procs[k].rank;
-        whole_job = seen == (1u << kJobSize) - 1;
+    // The participants: processes of the job (a group used as the fence's
+    // address arrives as its members), wildcards expanded.
+    std::vector<pmix_rank_t> participants;
+    bool known = nprocs > 0;
+    for (size_t k = 0; k < nprocs; ++k) {
+        known = known && std::strncmp(procs[k].nspace, g_node.nspace.c_str(), PMIX_MAX_NSLEN) == 0;
+        if (procs[k].rank == PMIX_RANK_WILDCARD) {
+            for (pmix_rank_t r = 0; r < kJobSize; ++r) participants.push_back(r);
+        } else {
+            known = known && procs[k].rank < kJobSize;
+            participants.push_back(procs[k].rank);
+        }
     }
-    for (size_t k = 0; k < nprocs; ++k)
-        whole_job =
-            whole_job && std::strncmp(procs[k].nspace, g_node.nspace.c_str(), PMIX_MAX_NSLEN) == 0;
-    if (!whole_job) {
+    if (!known) {
         std::fprintf(stderr, "twonode host node%d: unexpected fence participants\n", g_node.id);
         return PMIX_ERR_NOT_SUPPORTED;
     }
+    std::sort(participants.begin(), participants.end());
+    participants.erase(std::unique(participants.begin(), participants.end()), participants.end());
+    FencePart part;
+    part.in = true;
+    part.data = std::move(mine);
+    bool ft = false;
+    for (size_t i = 0; i < ninfo; ++i) {
+        const pmix_value_t &v = info[i].value;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_FT_COLLECTIVE)) ft = PMIX_INFO_TRUE(&info[i]);
+        if (PMIX_CHECK_KEY(&info[i], PMIX_LOCAL_COLLECTIVE_STATUS) && v.type == PMIX_STATUS)
+            part.status = v.data.status;
+        if (PMIX_CHECK_KEY(&info[i], PMIXPP_FENCE_ENDED) && v.type == PMIX_DATA_ARRAY &&
+            v.data.darray != nullptr && v.data.darray->type == PMIX_PROC) {
+            const auto *p = static_cast<const pmix_proc_t *>(v.data.darray->array);
+            for (size_t k = 0; k < v.data.darray->size; ++k) part.ended.push_back(p[k].rank);
+        }
+    }
+    std::string set;
+    for (pmix_rank_t r : participants) set += (set.empty() ? "" : ",") + std::to_string(r);
     std::unique_lock lock(g_node.mutex);
     if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
-    const uint64_t seq = g_node.next_fence++;
+    const std::string key = set + "#" + std::to_string(g_node.next_fence[set]++);
     ++g_node.nfences;
-    if (!mine.empty()) ++g_node.nfences_with_data;
-    g_node.fence_bytes += mine.size();
-    PendingFence &f = g_node.fences[seq];
+    if (!part.data.empty()) ++g_node.nfences_with_data;
+    g_node.fence_bytes += part.data.size();
+    if (ft) ++g_node.nft;
+    if (part.status != PMIX_SUCCESS) ++g_node.nfailed_here;
+    g_node.ended_reported.insert(g_node.ended_reported.end(), part.ended.begin(), part.ended.end());
+    // The message: the key, a NUL, the ended ranks (u32 n, n ranks), the data;
+    // the header's status is the part's.
+    std::vector<char> payload(key.begin(), key.end());
+    payload.push_back('\0');
+    const uint32_t nended = static_cast<uint32_t>(part.ended.size());
+    put_bytes(payload, &nended, sizeof nended);
+    put_bytes(payload, part.ended.data(), part.ended.size() * sizeof(pmix_rank_t));
+    payload.insert(payload.end(), part.data.begin(), part.data.end());
+    const pmix_status_t status = part.status;
+    PendingFence &f = g_node.fences[key];
     f.cbfunc = cbfunc;
     f.cbdata = cbdata;
-    f.have_mine = true;
-    f.mine = mine;
+    f.participants = std::move(participants);
+    f.mine = std::move(part);
     lock.unlock();
-    if (!g_node.send(MsgType::fence, 0, seq, 0, mine.data(), mine.size())) {
+    if (!g_node.send(MsgType::fence, status, 0, 0, payload.data(), payload.size())) {
         lock.lock();
-        g_node.fences.erase(seq);
+        g_node.fences.erase(key);
         return PMIX_ERR_LOST_CONNECTION;
     }
     lock.lock();
-    complete_fence_locked(seq, lock);
+    complete_fence_locked(key, lock);
     return PMIX_SUCCESS;
 }
 
 void add_info(std::vector<pmix_info_t> &v, const char *key, const void *data, pmix_data_type_t t);
-void put_bytes(std::vector<char> &out, const void *p, size_t n);
 
 // The answer to the library: both nodes' endpoint data and, when asked for,
 // node0's context id. Holds its infos until the library releases them.
@@ -585,10 +668,9 @@ void serve_peer() {
             // at once) while our upcall, between its send and its own
             // completion, has released the mutex.
             g_node.peer_gone = true;
-            std::vector<uint64_t> fences_in;
-            for (const auto &[seq, f] : g_node.fences)
-                if (f.have_mine && f.have_theirs) fences_in.push_back(seq);
-            for (const auto seq : fences_in) complete_fence_locked(seq, lock);
+            std::vector<std::string> fences_in;
+            for (const auto &[key, f] : g_node.fences) fences_in.push_back(key);
+            for (const auto &key : fences_in) complete_fence_locked(key, lock);
             std::vector<std::string> groups_in;
             for (const auto &[key, gr] : g_node.groups)
                 if (gr.have_mine && gr.have_theirs) groups_in.push_back(key);
@@ -602,8 +684,9 @@ void serve_peer() {
             g_node.dmodex.clear();
             g_node.cv.notify_all();
             lock.unlock();
-            for (auto &[seq, f] : fences) {
-                if (f.have_mine) deliver(f.cbfunc, f.cbdata, PMIX_ERR_LOST_CONNECTION, {});
+            for (auto &[key, f] : fences) {
+                if (f.mine.in && !f.delivered)
+                    deliver(f.cbfunc, f.cbdata, PMIX_ERR_LOST_CONNECTION, {});
             }
             for (auto &[id, r] : requests)
                 deliver(r.cbfunc, r.cbdata, PMIX_ERR_LOST_CONNECTION, {});
@@ -617,10 +700,26 @@ void serve_peer() {
         }
         switch (h.type) {
             case MsgType::fence: {
-                PendingFence &f = g_node.fences[h.id];
-                f.have_theirs = true;
-                f.theirs = std::move(payload);
-                complete_fence_locked(h.id, lock);
+                auto nul = std::find(payload.begin(), payload.end(), '\0');
+                if (nul == payload.end()) break;
+                const std::string key(payload.begin(), nul);
+                size_t at = static_cast<size_t>(nul - payload.begin()) + 1;
+                uint32_t nended = 0;
+                if (at + sizeof nended > payload.size()) break;
+                std::memcpy(&nended, payload.data() + at, sizeof nended);
+                at += sizeof nended;
+                if (at + nended * sizeof(pmix_rank_t) > payload.size()) break;
+                PendingFence &f = g_node.fences[key];
+                f.theirs.in = true;
+                f.theirs.status = h.status;
+                f.theirs.ended.resize(nended);
+                if (nended > 0)
+                    std::memcpy(f.theirs.ended.data(), payload.data() + at,
+                                nended * sizeof(pmix_rank_t));
+                at += nended * sizeof(pmix_rank_t);
+                f.theirs.data.assign(payload.begin() + static_cast<std::ptrdiff_t>(at),
+                                     payload.end());
+                complete_fence_locked(key, lock);
                 break;
             }
             case MsgType::dmodex_request: {
@@ -882,6 +981,15 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
     std::printf("%s: fences %u (with data %u, %zu bytes), dmodex asked %u, served %u\n", me.c_str(),
                 g_node.nfences, g_node.nfences_with_data, g_node.fence_bytes, g_node.nasked,
                 g_node.nserved);
+    if (g_node.nft > 0) {
+        std::string ranks;
+        for (pmix_rank_t r : g_node.ended_reported)
+            ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+        std::printf("%s: fault-tolerant fences %u, ended reported %zu (ranks %s)\n", me.c_str(),
+                    g_node.nft, g_node.ended_reported.size(), ranks.c_str());
+    }
+    if (g_node.nfailed_here > 0)
+        std::printf("%s: fences failed before the hand-over %u\n", me.c_str(), g_node.nfailed_here);
     if (g_node.ngroups > 0) std::printf("%s: group operations %u\n", me.c_str(), g_node.ngroups);
     if (g_node.nevents > 0) std::printf("%s: events forwarded %u\n", me.c_str(), g_node.nevents);
     if (g_node.nviews > 0) std::printf("%s: membership views %u\n", me.c_str(), g_node.nviews);
