@@ -5,6 +5,7 @@
 // upcalls. Progress thread only.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include <spdlog/fmt/fmt.h>
@@ -284,16 +285,18 @@ void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host, bool to
     const std::string job = job_of(*ev);
     std::vector<pmix_proc_t> awaiting;
     for (auto &[nspace, rec] : clients_.jobs()) {
-        // The registrations' key, built once per job (no string per client).
-        ProcKey key{nspace, 0};
+        // This job's registrations, walked in step with its clients: both are
+        // ordered by rank, so no lookup (and no key string) per client.
+        auto regs = regs_.lower_bound(ProcKey{nspace, 0});
+        const auto regs_end =
+            regs_.upper_bound(ProcKey{nspace, std::numeric_limits<pmix_rank_t>::max()});
         for (auto &[rank, c] : rec.clients) {
+            while (regs != regs_end && regs->first.second < rank) ++regs;
             if (c.gone() || !in_range(*ev, c.proc)) continue;
             bool sent = false;
             if (c.state == ClientRecord::State::connected && c.channel) {
-                key.second = c.proc.rank;
-                auto regs = regs_.find(key);
                 const bool wanted =
-                    regs != regs_.end() &&
+                    regs != regs_end && regs->first.second == rank &&
                     std::any_of(regs->second.begin(), regs->second.end(), [&](const auto &reg) {
                         return events::matches(reg.second, *ev, c.proc);
                     });
