@@ -75,10 +75,14 @@ void EventChain::call_next() {
             obj.value.data.ptr = handler->spec.return_object;
             info = call_info_;
         }
+        // The caller (run() or the posted continuation) holds this chain
+        // across the call, so it is still there when the handler returns.
+        calling_.store(std::this_thread::get_id(), std::memory_order_relaxed);
         handler->fn(handler->id, event_->status, &event_->source,
                     info.empty() ? nullptr : const_cast<pmix_info_t *>(info.data()), info.size(),
                     results_.empty() ? nullptr : results_.data(), results_.size(),
                     &EventChain::completion, step);
+        calling_.store(std::thread::id(), std::memory_order_relaxed);
         return;
     }
     end();
@@ -101,6 +105,21 @@ void EventChain::completion(pmix_status_t status, pmix_info_t *results, size_t n
                             pmix_op_cbfunc_t cbfunc, void *thiscbdata, void *notification_cbdata) {
     auto *step = static_cast<Step *>(notification_cbdata);
     if (step == nullptr || step->completed.exchange(true)) return;
+    // Completed inside the handler's own call, with nothing left to do: no
+    // callback to call, no later handler (or the chain ends here), nobody
+    // reading the results. The continuation would only consolidate results
+    // no one reads; skip its post (a closure, a lock and a turn of the queue
+    // per event in the common single-handler case, docs/events.md
+    // "Latency"). Only inline: the chain is then held by call_next's caller,
+    // so nothing the handler was given is released before it returns.
+    if (EventChain &chain = *step->chain;
+        cbfunc == nullptr &&
+        chain.calling_.load(std::memory_order_relaxed) == std::this_thread::get_id() &&
+        !chain.results_fn_ && !chain.done_ &&
+        (status == PMIX_EVENT_ACTION_COMPLETE || !chain.more_to_call())) {
+        delete step;
+        return;
+    }
     // Copied now: the handler may release its array as soon as cbfunc runs.
     std::vector<pmix_info_t> returned;
     for (size_t i = 0; results != nullptr && i < nresults; ++i)

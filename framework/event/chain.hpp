@@ -24,11 +24,13 @@
 
 #include <pmix_common.h>
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "event/event.hpp"
@@ -61,6 +63,7 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
     struct Step;
     EventChain() = default;
     void call_next();
+    bool more_to_call() const noexcept { return next_ < handlers_.size(); }
     void end();
     void finish_step(const std::shared_ptr<const Handler> &handler, pmix_status_t status,
                      std::vector<pmix_info_t> returned);
@@ -81,6 +84,9 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
     std::vector<pmix_info_t> results_;          // owned (deep copies)
     std::optional<pmix_info_t> required_term_;  // owned copy of a REQD termination entry
     std::vector<pmix_info_t> call_info_;  // the info given to a RETURN_OBJECT handler (not owned)
+    // The thread inside a handler's call (call_next), else none: a completion
+    // made inline that leaves nothing to do skips the posted continuation.
+    std::atomic<std::thread::id> calling_{};
 };
 
 }  // namespace pmixpp::events

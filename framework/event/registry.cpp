@@ -333,11 +333,17 @@ std::vector<std::size_t> HandlerRegistry::order() const {
 
 std::vector<std::shared_ptr<const Handler>> HandlerRegistry::chain_for(
     const Event &event, const pmix_proc_t &self) const {
+    // In order() without building it (this runs for every event received).
     std::vector<std::shared_ptr<const Handler>> out;
-    for (std::size_t id : order()) {
+    auto consider = [&](std::size_t id) {
         const Entry &e = handlers_.at(id);
         if (e.active && matches(e.handler->spec, event, self)) out.push_back(e.handler);
+    };
+    if (first_) consider(*first_);
+    for (const auto &list : categories_) {
+        for (std::size_t id : list) consider(id);
     }
+    if (last_) consider(*last_);
     return out;
 }
 

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,7 +84,9 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     // the server process's handlers and, for an event from a client whose
     // range leaves this node, calls the host's notify_event.
     // `to_self`: to the server process's handlers whatever the range.
-    void route(std::shared_ptr<const events::Event> ev, bool from_host, bool to_self = false);
+    // `encoded`: the event's payload (Event::encode) when the caller has it.
+    void route(std::shared_ptr<const events::Event> ev, bool from_host, bool to_self = false,
+               std::span<const std::uint8_t> encoded = {});
     // Sends matching cached events to registration `id` of `client`.
     void replay(const ProcKey &client, std::uint64_t id);
     // Its registrations go, and cached job events stop waiting for it.

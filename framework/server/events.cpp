@@ -5,6 +5,7 @@
 // upcalls. Progress thread only.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include <spdlog/fmt/fmt.h>
@@ -244,7 +245,9 @@ void EventRouter::handle_notify(Channel &ch, Frame &frame, ClientRecord *client,
     // Route first: the receivers' frames leave before the notifier is woken
     // by its answer (it competes with them for the CPU).
     auto shared = std::make_shared<const Event>(std::move(*ev));
-    route(shared, false);
+    // The request's body is the event's payload as the receivers get it
+    // (Event::encode of what was just read): routed as is, not re-encoded.
+    route(shared, false, false, frame.body);
     if (observer_) observer_(key_of(client->proc), *shared);
     if (answer) send_reply(reply, status_body(PMIX_SUCCESS));
 }
@@ -267,24 +270,37 @@ void EventRouter::raise_to_clients(std::shared_ptr<const Event> ev) {
     route(std::move(ev), false, false);
 }
 
-void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host, bool to_self) {
-    const auto payload = ev->encode();
-    const auto message = event_message(false, 0, payload);
+void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host, bool to_self,
+                        std::span<const std::uint8_t> encoded) {
+    std::vector<std::uint8_t> encoded_here;
+    if (encoded.empty()) {
+        encoded_here = ev->encode();
+        encoded = encoded_here;
+    }
+    const std::span<const std::uint8_t> payload = encoded;
+    // One frame, header included, for every receiver: each send is a write
+    // of the same bytes (docs/events.md, "Latency").
+    const wire::SharedFrame message(static_cast<std::uint16_t>(wire::Command::event), 0, 0,
+                                    event_message(false, 0, payload));
     const std::string job = job_of(*ev);
     std::vector<pmix_proc_t> awaiting;
     for (auto &[nspace, rec] : clients_.jobs()) {
+        // This job's registrations, walked in step with its clients: both are
+        // ordered by rank, so no lookup (and no key string) per client.
+        auto regs = regs_.lower_bound(ProcKey{nspace, 0});
+        const auto regs_end =
+            regs_.upper_bound(ProcKey{nspace, std::numeric_limits<pmix_rank_t>::max()});
         for (auto &[rank, c] : rec.clients) {
+            while (regs != regs_end && regs->first.second < rank) ++regs;
             if (c.gone() || !in_range(*ev, c.proc)) continue;
             bool sent = false;
             if (c.state == ClientRecord::State::connected && c.channel) {
-                auto regs = regs_.find(key_of(c.proc));
                 const bool wanted =
-                    regs != regs_.end() &&
+                    regs != regs_end && regs->first.second == rank &&
                     std::any_of(regs->second.begin(), regs->second.end(), [&](const auto &reg) {
                         return events::matches(reg.second, *ev, c.proc);
                     });
-                sent = wanted && c.channel->send(static_cast<std::uint16_t>(wire::Command::event),
-                                                 0, 0, message);
+                sent = wanted && c.channel->send(message);
             }
             if (!sent && nspace == job) awaiting.push_back(c.proc);
         }

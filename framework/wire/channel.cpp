@@ -53,6 +53,18 @@ void Channel::stop_reading() {
     read_ev_ = nullptr;
 }
 
+SharedFrame::SharedFrame(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
+                         std::span<const std::uint8_t> body)
+    : command_(command), tag_(tag), flags_(flags), bytes_(kFrameHeaderSize + body.size()) {
+    FrameHeader h;
+    h.flags = static_cast<std::uint8_t>(flags & ~kFlagCompressed);
+    h.command = command;
+    h.tag = tag;
+    h.length = static_cast<std::uint32_t>(body.size());
+    encode_header(h, bytes_.data());
+    if (!body.empty()) std::memcpy(bytes_.data() + kFrameHeaderSize, body.data(), body.size());
+}
+
 bool Channel::send(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
                    std::span<const std::uint8_t> body) {
     std::lock_guard lock(write_mutex_);
@@ -66,6 +78,25 @@ bool Channel::send(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
                        packed, payload, reason)) {
         return false;
     }
+    return send_locked(header, payload);
+}
+
+bool Channel::send(const SharedFrame &frame) {
+    const FrameLimits &limits = FrameLimits::process_wide();
+    const auto body = frame.body();
+    // What prepare_frame() would compress, or refuse, goes through it.
+    if (body.size() > limits.max_frame ||
+        (placement_ == PeerPlacement::maybe_remote && limits.compress_threshold > 0 &&
+         body.size() > limits.compress_threshold)) {
+        return send(frame.command(), frame.tag(), frame.flags(), body);
+    }
+    std::lock_guard lock(write_mutex_);
+    if (bev_ == nullptr || closing_after_flush_) return false;
+    queue_spill();
+    return send_locked(frame.header(), body);
+}
+
+bool Channel::send_locked(const std::uint8_t *header, std::span<const std::uint8_t> payload) {
     // Nothing queued before it: write now, from the caller's buffers. That
     // saves the trip through the loop (epoll_ctl to watch for writability,
     // epoll_wait, writev, epoll_ctl to stop watching) and the copy into the

@@ -41,6 +41,30 @@ enum class CloseCause : std::uint8_t {
     refused,       // the owner refused the peer (a failed handshake)
 };
 
+// One frame built once and written to many channels (an event the server
+// routes to every receiver, docs/events.md "Latency"): the header and the
+// body in one buffer, so that each channel's send is one sendmsg of these
+// bytes. A channel whose peer would get the body compressed (a remote peer,
+// a body over wire_base_compress_threshold) sends it as send() would.
+class SharedFrame {
+  public:
+    SharedFrame(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
+                std::span<const std::uint8_t> body);
+    std::uint16_t command() const noexcept { return command_; }
+    std::uint32_t tag() const noexcept { return tag_; }
+    std::uint8_t flags() const noexcept { return flags_; }
+    const std::uint8_t *header() const noexcept { return bytes_.data(); }
+    std::span<const std::uint8_t> body() const noexcept {
+        return std::span<const std::uint8_t>(bytes_).subspan(kFrameHeaderSize);
+    }
+
+  private:
+    std::uint16_t command_;
+    std::uint32_t tag_;
+    std::uint8_t flags_;
+    std::vector<std::uint8_t> bytes_;  // header, then the body as given
+};
+
 class Channel : public std::enable_shared_from_this<Channel> {
   public:
     using FrameHandler = std::function<void(Channel &, Frame &&)>;
@@ -58,6 +82,9 @@ class Channel : public std::enable_shared_from_this<Channel> {
     // the maximum frame size (then the channel stays open; the caller reports).
     bool send(std::uint16_t command, std::uint32_t tag, std::uint8_t flags,
               std::span<const std::uint8_t> body);
+    // The same for a frame built once for many channels: no header or copy
+    // per channel (the frame is compressed for this peer only if send() would).
+    bool send(const SharedFrame &frame);
     bool reply(const Frame &request, std::span<const std::uint8_t> body) {
         return send(request.command, request.tag, kFlagReply, body);
     }
@@ -96,6 +123,8 @@ class Channel : public std::enable_shared_from_this<Channel> {
     static void on_write(bufferevent *bev, void *arg);
     static void on_event(bufferevent *bev, short what, void *arg);
     void read_frames();
+    // send(): the frame's header and (maybe compressed) body, under write_mutex_.
+    bool send_locked(const std::uint8_t *header, std::span<const std::uint8_t> payload);
     // send(): writes what the socket takes at once; returns the bytes written.
     std::size_t write_now(const std::uint8_t *header, std::span<const std::uint8_t> payload);
 

@@ -322,6 +322,52 @@ static void mode_ranges(void) {
     printf("ranges ok: rank %u\n", me.rank);
 }
 
+/* --- bigevent: an event whose info is larger than the wire's compression
+ * threshold (64 KiB by default), routed to every rank. The server builds the
+ * routed frame once and writes it as is to every receiver; a peer that may be
+ * remote (tcp) gets the body compressed instead, through the channel's own
+ * send. Either way every rank's handler sees the same bytes. --- */
+#define BIG_KEY "evtest.big"
+#define BIG_SIZE (100 * 1024)
+static atomic_int big_ok = 0;
+static void big_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                        pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                        pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)status, (void)source, (void)results, (void)nresults;
+    int good = 0;
+    for (size_t i = 0; i < ninfo; ++i) {
+        if (!PMIX_CHECK_KEY(&info[i], BIG_KEY) || info[i].value.type != PMIX_BYTE_OBJECT) continue;
+        const pmix_byte_object_t *bo = &info[i].value.data.bo;
+        good = bo->size == BIG_SIZE;
+        for (size_t b = 0; good && b < bo->size; ++b)
+            good = (unsigned char)bo->bytes[b] == (unsigned char)(b % 251 + b / 4096);
+    }
+    atomic_store(&big_ok, good ? 1 : -1);
+    record("big");
+    if (cbfunc != NULL) cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+}
+static void mode_bigevent(void) {
+    pmix_status_t code = CODE_B;
+    if (PMIx_Register_event_handler(&code, 1, NULL, 0, big_handler, NULL, NULL) < 0)
+        fail("register", -1);
+    fence();
+    if (me.rank == 0) {
+        char *bytes = malloc(BIG_SIZE);
+        if (bytes == NULL) fail("malloc", PMIX_ERR_NOMEM);
+        for (size_t b = 0; b < BIG_SIZE; ++b) bytes[b] = (char)(unsigned char)(b % 251 + b / 4096);
+        pmix_byte_object_t bo = {.bytes = bytes, .size = BIG_SIZE};
+        pmix_info_t info;
+        PMIX_INFO_LOAD(&info, BIG_KEY, &bo, PMIX_BYTE_OBJECT);
+        notify(CODE_B, PMIX_RANGE_NAMESPACE, &info, 1);
+        PMIX_INFO_DESTRUCT(&info);
+        free(bytes);
+    }
+    if (!wait_for(1)) fail("event missing", PMIX_ERR_TIMEOUT);
+    if (atomic_load(&big_ok) != 1) fail("the event's bytes differ", PMIX_ERR_BAD_PARAM);
+    fence();
+    printf("bigevent ok: rank %u\n", me.rank);
+}
+
 /* --- hybrid: two threads register for one code; PMIX_RANGE=PROC_LOCAL on a
  * registration accepts only this process's own events --- */
 static void *thread_reg(void *arg) {
@@ -533,6 +579,8 @@ int main(int argc, char **argv) {
         mode_retobj();
     else if (strcmp(mode, "ranges") == 0)
         mode_ranges();
+    else if (strcmp(mode, "bigevent") == 0)
+        mode_bigevent();
     else if (strcmp(mode, "hybrid") == 0)
         mode_hybrid();
     else if (strcmp(mode, "late") == 0)

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include <cerrno>
@@ -52,6 +53,33 @@ TEST(ProgressEngine, BlockingWaitOnTheProgressThreadPumpsInsteadOfDeadlocking) {
         inner = c.wait(std::chrono::seconds(10)) && c.value() == 42;
     });
     EXPECT_TRUE(inner);
+    e.release();
+}
+
+// A closure that waits on the progress thread (a blocking call from a
+// handler) pumps the loop, and that pump runs the closures queued before it
+// was called too, in order: here the closure it waits for was posted right
+// after it, both while the thread was busy, so they were queued together.
+// Before, the queue was taken in batches and the rest of the waiter's batch
+// ran only after the waiter returned: the wait ran out its time.
+TEST(ProgressEngine, AWaitOnTheProgressThreadRunsTheClosuresQueuedWithIt) {
+    auto &e = ProgressEngine::instance();
+    ASSERT_TRUE(e.acquire().ok());
+    Completion<bool> busy, waited;
+    Completion<int> answer;
+    std::promise<void> open;
+    std::shared_future<void> opened = open.get_future().share();
+    ASSERT_TRUE(e.post([&busy, opened] {
+        busy.complete(true);
+        opened.wait_for(std::chrono::seconds(20));  // holds the thread without pumping
+    }));
+    ASSERT_TRUE(busy.wait(std::chrono::seconds(20)));
+    ASSERT_TRUE(e.post(
+        [&] { waited.complete(answer.wait(std::chrono::seconds(3)) && answer.value() == 7); }));
+    ASSERT_TRUE(e.post([&] { answer.complete(7); }));
+    open.set_value();
+    ASSERT_TRUE(waited.wait(std::chrono::seconds(20)));
+    EXPECT_TRUE(waited.value());
     e.release();
 }
 
