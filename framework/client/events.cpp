@@ -1,7 +1,6 @@
 // The client's side of event notification: registrations and notifications
 // sent to the server, events received from it, and the event raised when the
 // server is lost (framework/event/README.md). Progress thread only.
-#include <algorithm>
 #include <cstring>
 
 #include "client/client.hpp"

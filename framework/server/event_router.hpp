@@ -99,9 +99,10 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     std::map<ProcKey, std::map<std::uint64_t, events::RegistrationSpec>> regs_;
     std::set<std::vector<pmix_status_t>> host_codes_;
     // The sequence number of the next routed event: sent with it to clients
-    // and kept with it in the cache, so that a client skips a replay its
-    // handler already had live (docs/events.md, "Registration without a
-    // round trip").
+    // and kept with it in the cache, so that a client orders and merges the
+    // replays and the live events of a registration it completed before this
+    // server answered it (docs/events.md, "Registration without a round
+    // trip").
     std::uint64_t next_seq_ = 1;
     std::unique_ptr<evcache_base::EventCache> cache_;
     ClientEventFn observer_;
