@@ -63,7 +63,14 @@ void register_handler(RegistrationSpec spec, pmix_notification_fn_t fn,
             ProcessEvents::instance().deliver(lost, id);
     };
     auto &client = Client::instance();
-    if (client.connected()) {
+    if (client.connected() && client.register_events_early(id, spec)) {
+        // The server sends every event in range here, whatever it knows of
+        // this handler: complete now. The request was written or queued
+        // first, so what this process sends after the callback reaches the
+        // server after it (docs/events.md, "Registration without a round
+        // trip").
+        activate(PMIX_SUCCESS);
+    } else if (client.connected()) {
         // A lost server still leaves the handler for this process's own events.
         client.register_events(id, spec, std::move(activate));
     } else {

@@ -311,7 +311,8 @@ void Client::adopt(Handshaken &&connected, std::shared_ptr<ptl_base::Transports>
         [this, transports = std::move(transports), handover, who, client_role] {
             transports_ = transports;
             finalizing_ = false;
-            lost_event_.reset();  // a new connection: no standing loss
+            lost_event_.reset();    // a new connection: no standing loss
+            pending_regs_.clear();  // failed with the last connection, if any
             server_ = handover->server;
             channel_ = Channel::open(
                 std::move(handover->connection),
@@ -377,6 +378,7 @@ void Client::close_connections() {
     if (channel_) channel_->close("finalized");
     channel_.reset();
     lost_event_.reset();
+    pending_regs_.clear();
     auto others = std::move(others_);
     others_.clear();
     for (auto &[server, ch] : others) ch->close("finalized");

@@ -135,8 +135,18 @@ class Client {
     // registration `id` (its codes and filters) / its removal, and send an
     // event for the server to route; done(status) exactly once.
     void register_events(std::size_t id, const events::RegistrationSpec &spec,
-                         std::function<void(pmix_status_t)> done);
+                         std::function<void(pmix_status_t)> done, bool early = false);
     void deregister_events(std::size_t id, std::function<void(pmix_status_t)> done);
+    // Progress thread: sends registration `id` like register_events, but for
+    // a registration the caller completes at once (docs/events.md,
+    // "Registration without a round trip"): the server sends every event in
+    // range to its connected clients, so the handler misses nothing while the
+    // server does not know it yet. Until the server's answer the server's
+    // events for it wait here (the process's own reach it at once); then it
+    // gets them and the server's replays in the server's order, each once.
+    // False (nothing sent) when that does not hold: a tool (its server
+    // changes) or no open connection.
+    bool register_events_early(std::size_t id, const events::RegistrationSpec &spec);
     void notify_event(const events::Event &ev, std::function<void(pmix_status_t)> done);
     // Any thread: the same, written to the server from the caller's thread
     // (a client's connection with nothing queued on it), so that the event
@@ -259,6 +269,17 @@ class Client {
     void close_connections();
     pmix_proc_t server_{};
     std::shared_ptr<const events::Event> lost_event_;  // lost_event()
+    // Progress thread (events.cpp): the registrations sent to the server and
+    // not answered yet, with the events the server sent for each meanwhile,
+    // by the server's sequence number: its replays, and for one completed
+    // before the answer (register_events_early, `early`) the live events its
+    // handler takes. At the answer they reach the handler in that order, each
+    // once (docs/events.md, "Registration without a round trip").
+    struct PendingRegistration {
+        bool early = false;
+        std::map<std::uint64_t, std::shared_ptr<const events::Event>> events;
+    };
+    std::map<std::size_t, PendingRegistration> pending_regs_;
     // monitor.cpp: heartbeat_wanted from the server.
     void handle_heartbeat_wanted(wire::Frame &frame);
     std::atomic<bool> heartbeats_wanted_{false};  // monitor.cpp

@@ -23,18 +23,49 @@ auto log() {
 }  // namespace
 
 void Client::register_events(std::size_t id, const events::RegistrationSpec &spec,
-                             std::function<void(pmix_status_t)> done) {
+                             std::function<void(pmix_status_t)> done, bool early) {
     auto filters = spec.filter_info();
     BodyWriter w;
     w.u64(id).u32(static_cast<std::uint32_t>(spec.codes.size()));
     for (pmix_status_t c : spec.codes) w.i32(c);
     w.infos(filters.data(), filters.size());
     for (auto &i : filters) PMIx_Value_destruct(&i.value);
+    pending_regs_[id].early = early;
     request(Command::register_events, w.take(),
-            [done = std::move(done)](pmix_status_t s, BodyReader &) { done(s); });
+            [this, id, early, done = std::move(done)](pmix_status_t s, BodyReader &) {
+                if (early && s != PMIX_SUCCESS && s != PMIX_ERR_LOST_CONNECTION) {
+                    log()->warn(
+                        "client: the server refused event registration {} ({}) after "
+                        "it completed here",
+                        id, PMIx_Error_string(s));
+                }
+                auto pending = pending_regs_.extract(id);
+                done(s);  // activates a handler that was not yet
+                auto &process = events::ProcessEvents::instance();
+                if (early) process.release(id);
+                if (pending.empty()) return;
+                // The server's replays (sent before its answer) and what the
+                // handler had live meanwhile: oldest first, each once.
+                for (auto &[seq, ev] : pending.mapped().events) process.deliver(ev, id);
+            });
+}
+
+bool Client::register_events_early(std::size_t id, const events::RegistrationSpec &spec) {
+    {
+        // A client's own connection only (a tool's server changes), and
+        // still open.
+        std::lock_guard lock(direct_mutex_);
+        if (!direct_channel_ || direct_channel_ != channel_ || !channel_->is_open()) return false;
+    }
+    events::ProcessEvents::instance().hold(id);
+    register_events(
+        id, spec, [](pmix_status_t) {}, true);
+    return true;
 }
 
 void Client::deregister_events(std::size_t id, std::function<void(pmix_status_t)> done) {
+    pending_regs_.erase(id);
+    events::ProcessEvents::instance().release(id);
     request(Command::deregister_events, BodyWriter().u64(id).take(),
             [done = std::move(done)](pmix_status_t s, BodyReader &) { done(s); });
 }
@@ -69,9 +100,10 @@ bool Client::notify_event_unanswered_direct(const events::Event &ev) {
 void Client::handle_event(wire::Frame &frame) {
     BodyReader r(frame.body);
     bool targeted = false;
-    std::uint64_t id = 0;
+    std::uint64_t id = 0, seq = 0;
     r.boolean(targeted);
     r.u64(id);
+    r.u64(seq);
     auto ev = events::Event::read(r);
     if (!ev || !r.finished()) {
         log()->warn("client: malformed event message from the server");
@@ -90,8 +122,27 @@ void Client::handle_event(wire::Frame &frame) {
         }
     }
     auto shared = std::make_shared<const events::Event>(std::move(*ev));
-    events::ProcessEvents::instance().deliver(
-        std::move(shared), targeted ? std::optional<std::size_t>(id) : std::nullopt);
+    auto &process = events::ProcessEvents::instance();
+    if (targeted) {
+        // A replay to a registration the server has not answered yet (it
+        // replays before it answers): kept for the answer.
+        if (auto p = pending_regs_.find(id); p != pending_regs_.end()) {
+            p->second.events.emplace(seq, std::move(shared));
+            return;
+        }
+        process.deliver(std::move(shared), id);
+        return;
+    }
+    // A handler active before the server answered its registration gets the
+    // server's events with the replays, at that answer, in the server's order.
+    for (auto &[pid, p] : pending_regs_) {
+        if (!p.early) continue;
+        auto h = process.registry().find(pid);
+        if (h && process.registry().active(pid) &&
+            events::matches(h->spec, *shared, process.self()))
+            p.events.emplace(seq, shared);
+    }
+    process.deliver_from_server(std::move(shared));
 }
 
 void Client::raise_lost_connection(const pmix_proc_t &server, bool current) {

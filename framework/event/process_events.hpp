@@ -11,7 +11,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
+#include <vector>
 
 #include "event/event.hpp"
 #include "event/registry.hpp"
@@ -36,11 +38,23 @@ class ProcessEvents {
     // empty, when no handler matches).
     void deliver(std::shared_ptr<const Event> event, std::optional<std::size_t> target = {},
                  std::function<void(std::span<const pmix_info_t>)> results = {});
+    // An event the server sent live (client): as deliver(), without the held
+    // handlers (hold()).
+    void deliver_from_server(std::shared_ptr<const Event> event);
+    // A handler whose registration completed before the server answered it:
+    // the server's live events wait in the client until that answer
+    // (client/events.cpp) so that it gets them with the replays, in the
+    // server's order; the process's own events reach it at once.
+    void hold(std::size_t id) { held_.insert(id); }
+    void release(std::size_t id) { held_.erase(id); }
 
   private:
     ProcessEvents() = default;
+    void run(std::vector<std::shared_ptr<const Handler>> chain, std::shared_ptr<const Event> event,
+             std::function<void(std::span<const pmix_info_t>)> results);
     HandlerRegistry registry_;
     pmix_proc_t self_{};
+    std::set<std::size_t> held_;
 };
 
 }  // namespace pmixpp::events

@@ -101,6 +101,12 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     const pmix_proc_t &self_;
     std::map<ProcKey, std::map<std::uint64_t, events::RegistrationSpec>> regs_;
     std::set<std::vector<pmix_status_t>> host_codes_;
+    // The sequence number of the next routed event: sent with it to clients
+    // and kept with it in the cache, so that a client orders and merges the
+    // replays and the live events of a registration it completed before this
+    // server answered it (docs/events.md, "Registration without a round
+    // trip").
+    std::uint64_t next_seq_ = 1;
     std::unique_ptr<evcache_base::EventCache> cache_;
     ClientEventFn observer_;
     std::vector<HostEventFn> host_observers_;

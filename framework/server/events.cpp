@@ -80,9 +80,11 @@ std::string job_of(const Event &ev) {
     return std::string(first.nspace, strnlen(first.nspace, PMIX_MAX_NSLEN));
 }
 
-std::vector<std::uint8_t> event_message(bool targeted, std::uint64_t id,
+// An `event` message: whether it is a replay to registration `id` only,
+// `id`, the event's sequence number, the event (Event::encode).
+std::vector<std::uint8_t> event_message(bool targeted, std::uint64_t id, std::uint64_t seq,
                                         std::span<const std::uint8_t> payload) {
-    auto body = BodyWriter().boolean(targeted).u64(id).take();
+    auto body = BodyWriter().boolean(targeted).u64(id).u64(seq).take();
     body.insert(body.end(), payload.begin(), payload.end());
     return body;
 }
@@ -158,10 +160,13 @@ void EventRouter::handle_register(Channel &ch, Frame &frame, ClientRecord *clien
     const ProcKey key = key_of(client->proc);
     const bool environment = spec.value().environment_events;
     regs_[key][id] = std::move(spec).value();
-    // Ack, then the matching cached events (seed 000, "PMIx Server Registrations").
+    // The matching cached events (seed 000, "PMIx Server Registrations"),
+    // then the answer: the client delivers them when the answer comes, with
+    // the live events its handler had meanwhile, in this server's order
+    // (docs/events.md, "Registration without a round trip").
     auto finish = [this, reply, key, id](pmix_status_t) {
-        send_reply(reply, status_body(PMIX_SUCCESS));
         replay(key, id);
+        send_reply(reply, status_body(PMIX_SUCCESS));
     };
     const std::vector<pmix_status_t> sorted = sorted_codes(codes);
     if (!environment || host_->register_events == nullptr || host_codes_.count(sorted) != 0) {
@@ -278,10 +283,11 @@ void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host, bool to
         encoded = encoded_here;
     }
     const std::span<const std::uint8_t> payload = encoded;
+    const std::uint64_t seq = next_seq_++;
     // One frame, header included, for every receiver: each send is a write
     // of the same bytes (docs/events.md, "Latency").
     const wire::SharedFrame message(static_cast<std::uint16_t>(wire::Command::event), 0, 0,
-                                    event_message(false, 0, payload));
+                                    event_message(false, 0, seq, payload));
     const std::string job = job_of(*ev);
     std::vector<pmix_proc_t> awaiting;
     for (auto &[nspace, rec] : clients_.jobs()) {
@@ -293,16 +299,22 @@ void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host, bool to
         for (auto &[rank, c] : rec.clients) {
             while (regs != regs_end && regs->first.second < rank) ++regs;
             if (c.gone() || !in_range(*ev, c.proc)) continue;
-            bool sent = false;
+            bool had = false;
             if (c.state == ClientRecord::State::connected && c.channel) {
+                // Sent to every connected client in range, whatever it
+                // registered: a handler may be active there before this
+                // server has its registration (docs/events.md, "Registration
+                // without a round trip"); the client's chain keeps what no
+                // handler takes. Had, for the cache, when a registration
+                // this server knows takes it.
                 const bool wanted =
                     regs != regs_end && regs->first.second == rank &&
                     std::any_of(regs->second.begin(), regs->second.end(), [&](const auto &reg) {
                         return events::matches(reg.second, *ev, c.proc);
                     });
-                sent = wanted && c.channel->send(message);
+                had = c.channel->send(message) && wanted;
             }
-            if (!sent && nspace == job) awaiting.push_back(c.proc);
+            if (!had && nspace == job) awaiting.push_back(c.proc);
         }
     }
     if (cache_ && !ev->do_not_cache) {
@@ -312,8 +324,11 @@ void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host, bool to
         ce.range = ev->range;
         ce.job = job;
         ce.awaiting = std::move(awaiting);
-        ce.message.resize(payload.size());
-        std::memcpy(ce.message.data(), payload.data(), payload.size());
+        // The sequence number, then the event (replay() reads both).
+        const auto seq_bytes = BodyWriter().u64(seq).take();
+        ce.message.resize(seq_bytes.size() + payload.size());
+        std::memcpy(ce.message.data(), seq_bytes.data(), seq_bytes.size());
+        std::memcpy(ce.message.data() + seq_bytes.size(), payload.data(), payload.size());
         auto cached = cache_->module().cache(std::move(ce));
         if (!cached) log()->debug("server: event not cached: {}", cached.status().message());
     }
@@ -387,10 +402,13 @@ void EventRouter::replay(const ProcKey &client, std::uint64_t id) {
         auto bytes = std::span<const std::uint8_t>(
             reinterpret_cast<const std::uint8_t *>(ce.message.data()), ce.message.size());
         BodyReader r(bytes);
+        std::uint64_t seq = 0;
+        r.u64(seq);
+        const auto payload = bytes.subspan(bytes.size() - r.remaining());
         auto ev = Event::read(r);
         if (!ev || !in_range(*ev, proc) || !events::matches(reg->second, *ev, proc)) return false;
         return channel->send(static_cast<std::uint16_t>(wire::Command::event), 0, 0,
-                             event_message(true, id, bytes));
+                             event_message(true, id, seq, payload));
     });
 }
 
@@ -404,6 +422,8 @@ void EventRouter::replay_to_self(std::size_t id) {
         if (ce.is_job_event()) return false;
         BodyReader r(std::span<const std::uint8_t>(
             reinterpret_cast<const std::uint8_t *>(ce.message.data()), ce.message.size()));
+        std::uint64_t seq = 0;
+        r.u64(seq);
         auto ev = Event::read(r);
         if (!ev || !events::matches(handler->spec, *ev, self_)) return false;
         events.deliver(std::make_shared<const Event>(std::move(*ev)), id);

@@ -107,6 +107,24 @@ static void notify(pmix_status_t code, pmix_data_range_t range, pmix_info_t *inf
     if (rc != PMIX_SUCCESS) fail("notify", rc);
 }
 
+/* The non-blocking form: its callback runs once the server answered, which
+ * it does after it routed (and cached) the event (docs/events.md). The
+ * blocking form returns once the request is written, so the server may
+ * route it after a later registration of another process. */
+static _Atomic int routed_done;
+static void on_routed(pmix_status_t status, void *cbdata) {
+    (void)cbdata;
+    if (status != PMIX_SUCCESS) fail("notify callback", status);
+    routed_done = 1;
+}
+static void notify_routed(pmix_status_t code, pmix_data_range_t range) {
+    routed_done = 0;
+    pmix_status_t rc = PMIx_Notify_event(code, NULL, range, NULL, 0, on_routed, NULL);
+    if (rc != PMIX_SUCCESS) fail("notify", rc);
+    for (int i = 0; i < 30000 && !routed_done; ++i) usleep(1000);
+    if (!routed_done) fail("notify callback missing", PMIX_ERR_TIMEOUT);
+}
+
 static void expect_trace(const char *want) {
     pthread_mutex_lock(&lock);
     int ok = strcmp(trace, want) == 0;
@@ -433,11 +451,24 @@ static void on_reg(pmix_status_t status, size_t id, void *cbdata) {
 }
 static void mode_late(int expect_all) {
     if (me.rank == 0) {
-        notify(CODE_A, PMIX_RANGE_GLOBAL, NULL, 0);
-        notify(CODE_B, PMIX_RANGE_GLOBAL, NULL, 0);
-        notify(CODE_C, PMIX_RANGE_GLOBAL, NULL, 0);
+        /* Routed before rank 1 registers (a registration completes before
+         * its server answers it, and the server sends a client every event
+         * in range: an event routed after that registration, or read by
+         * rank 1 after it, reaches the handler live; docs/events.md,
+         * "Registration without a round trip"). */
+        notify_routed(CODE_A, PMIX_RANGE_GLOBAL);
+        notify_routed(CODE_B, PMIX_RANGE_GLOBAL);
+        notify_routed(CODE_C, PMIX_RANGE_GLOBAL);
     }
-    fence();
+    /* Through the server (collecting): its answer comes to rank 1 behind
+     * the events, so rank 1 has read them before it registers; an event it
+     * read after its registration completed would reach the handler live. */
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Fence(NULL, 0, &collect, 1);
+    PMIX_INFO_DESTRUCT(&collect);
+    if (rc != PMIX_SUCCESS) fail("collecting fence", rc);
     if (me.rank == 1) {
         if (PMIx_Register_event_handler(NULL, 0, NULL, 0, late_handler, on_reg, NULL) !=
             PMIX_SUCCESS)
