@@ -270,16 +270,24 @@ class Client {
     pmix_proc_t server_{};
     std::shared_ptr<const events::Event> lost_event_;  // lost_event()
     // Progress thread (events.cpp): the registrations sent to the server and
-    // not answered yet, with the events the server sent for each meanwhile,
-    // by the server's sequence number: its replays, and for one completed
-    // before the answer (register_events_early, `early`) the live events its
-    // handler takes. At the answer they reach the handler in that order, each
-    // once (docs/events.md, "Registration without a round trip").
+    // not answered yet, with the server's replays to each (by its sequence
+    // number). While one completed before its answer (register_events_early,
+    // `early`) is unanswered, every live event from the server waits too
+    // (held_live_), and the answered registrations' replays with them
+    // (held_replays_); at the last such answer they are delivered in the
+    // server's order: a live event through its whole chain, a replay to its
+    // handler unless the live event of the same number is among them (docs/
+    // events.md, "Registration without a round trip").
     struct PendingRegistration {
         bool early = false;
         std::map<std::uint64_t, std::shared_ptr<const events::Event>> events;
     };
     std::map<std::size_t, PendingRegistration> pending_regs_;
+    std::map<std::uint64_t, std::shared_ptr<const events::Event>> held_live_;
+    std::multimap<std::uint64_t, std::pair<std::size_t, std::shared_ptr<const events::Event>>>
+        held_replays_;
+    bool early_pending() const;
+    void deliver_held();
     // monitor.cpp: heartbeat_wanted from the server.
     void handle_heartbeat_wanted(wire::Frame &frame);
     std::atomic<bool> heartbeats_wanted_{false};  // monitor.cpp

@@ -1,6 +1,7 @@
 // The client's side of event notification: registrations and notifications
 // sent to the server, events received from it, and the event raised when the
 // server is lost (framework/event/README.md). Progress thread only.
+#include <algorithm>
 #include <cstring>
 
 #include "client/client.hpp"
@@ -41,13 +42,45 @@ void Client::register_events(std::size_t id, const events::RegistrationSpec &spe
                 }
                 auto pending = pending_regs_.extract(id);
                 done(s);  // activates a handler that was not yet
-                auto &process = events::ProcessEvents::instance();
-                if (early) process.release(id);
-                if (pending.empty()) return;
-                // The server's replays (sent before its answer) and what the
-                // handler had live meanwhile: oldest first, each once.
-                for (auto &[seq, ev] : pending.mapped().events) process.deliver(ev, id);
+                if (early) events::ProcessEvents::instance().release(id);
+                // The server's replays (sent before its answer), delivered
+                // with the live events held meanwhile.
+                if (!pending.empty()) {
+                    for (auto &[seq, ev] : pending.mapped().events)
+                        held_replays_.emplace(seq, std::make_pair(id, std::move(ev)));
+                }
+                deliver_held();
             });
+}
+
+bool Client::early_pending() const {
+    return std::any_of(pending_regs_.begin(), pending_regs_.end(),
+                       [](const auto &p) { return p.second.early; });
+}
+
+void Client::deliver_held() {
+    if (early_pending()) return;  // the last early registration's answer delivers them
+    auto live = std::move(held_live_);
+    auto replays = std::move(held_replays_);
+    held_live_.clear();
+    held_replays_.clear();
+    auto &process = events::ProcessEvents::instance();
+    auto l = live.begin();
+    auto r = replays.begin();
+    // In the server's order. A replay whose event is also held live is not
+    // delivered: the live one goes through the whole chain, this handler
+    // included (it matched, or the server would not have replayed it).
+    while (l != live.end() || r != replays.end()) {
+        if (r != replays.end() && (l == live.end() || r->first < l->first)) {
+            process.deliver(r->second.second, r->second.first);
+            ++r;
+        } else if (r != replays.end() && r->first == l->first) {
+            ++r;  // the live event of the same number follows
+        } else {
+            process.deliver(l->second);
+            ++l;
+        }
+    }
 }
 
 bool Client::register_events_early(std::size_t id, const events::RegistrationSpec &spec) {
@@ -66,6 +99,7 @@ bool Client::register_events_early(std::size_t id, const events::RegistrationSpe
 void Client::deregister_events(std::size_t id, std::function<void(pmix_status_t)> done) {
     pending_regs_.erase(id);
     events::ProcessEvents::instance().release(id);
+    deliver_held();  // it may have been the last early registration unanswered
     request(Command::deregister_events, BodyWriter().u64(id).take(),
             [done = std::move(done)](pmix_status_t s, BodyReader &) { done(s); });
 }
@@ -133,14 +167,12 @@ void Client::handle_event(wire::Frame &frame) {
         process.deliver(std::move(shared), id);
         return;
     }
-    // A handler active before the server answered its registration gets the
-    // server's events with the replays, at that answer, in the server's order.
-    for (auto &[pid, p] : pending_regs_) {
-        if (!p.early) continue;
-        auto h = process.registry().find(pid);
-        if (h && process.registry().active(pid) &&
-            events::matches(h->spec, *shared, process.self()))
-            p.events.emplace(seq, shared);
+    // While a registration completed here is unanswered, every live event
+    // waits for that answer: then it runs through its whole chain, the new
+    // handler in its place, in the server's order with the replays.
+    if (early_pending()) {
+        held_live_.emplace(seq, std::move(shared));
+        return;
     }
     process.deliver_from_server(std::move(shared));
 }

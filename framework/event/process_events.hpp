@@ -41,10 +41,11 @@ class ProcessEvents {
     // An event the server sent live (client): as deliver(), without the held
     // handlers (hold()).
     void deliver_from_server(std::shared_ptr<const Event> event);
-    // A handler whose registration completed before the server answered it:
-    // the server's live events wait in the client until that answer
-    // (client/events.cpp) so that it gets them with the replays, in the
-    // server's order; the process's own events reach it at once.
+    // A handler whose registration completed before the server answered it
+    // (client/events.cpp holds the server's live events until that answer and
+    // then delivers them through whole chains; while held, such a handler is
+    // left out of deliver_from_server's chains). The process's own events
+    // reach it at once.
     void hold(std::size_t id) { held_.insert(id); }
     void release(std::size_t id) { held_.erase(id); }
 

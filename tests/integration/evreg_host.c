@@ -53,9 +53,9 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 
-/* seen[h][i]: how often handler h (0: H0, 1: H1, 2: H2) had event Gi (i = 4: the
- * lost connection). */
-static int seen[3][5];
+/* seen[h][i]: how often handler h (0: H0, 1: H1, 2: H2, 3: H3) had event Gi
+ * (i = 4: the lost connection). */
+static int seen[4][5];
 
 static int index_of(pmix_status_t status) {
     switch (status) {
@@ -76,6 +76,9 @@ static int index_of(pmix_status_t status) {
 
 /* H1's events in the order it had them ("0" for G0, ...). */
 static char h1_order[16];
+/* The handlers that had G1, in the order they ran ("0" for H0, ...): one
+ * chain, in the chain's order (H3 FIRST, H1 multi-code, H0 default). */
+static char g1_chain[16];
 
 static void count(int h, pmix_status_t status, pmix_event_notification_cbfunc_fn_t cbfunc,
                   void *cbdata) {
@@ -84,6 +87,8 @@ static void count(int h, pmix_status_t status, pmix_event_notification_cbfunc_fn
     if (i >= 0) ++seen[h][i];
     const size_t len = strlen(h1_order);
     if (h == 1 && len + 1 < sizeof h1_order) h1_order[len] = (char)(i >= 0 ? '0' + i : '?');
+    const size_t glen = strlen(g1_chain);
+    if (i == 1 && glen + 1 < sizeof g1_chain) g1_chain[glen] = (char)('0' + h);
     pthread_cond_broadcast(&cond);
     pthread_mutex_unlock(&lock);
     cbfunc(PMIX_EVENT_NO_ACTION_TAKEN, NULL, 0, NULL, NULL, cbdata);
@@ -108,6 +113,13 @@ static void h2(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_
                pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
     (void)id, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
     count(2, status, cbfunc, cbdata);
+}
+
+static void h3(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+               size_t ninfo, pmix_info_t results[], size_t nresults,
+               pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
+    (void)id, (void)source, (void)info, (void)ninfo, (void)results, (void)nresults;
+    count(3, status, cbfunc, cbdata);
 }
 
 /* Waits (30 s at most) until seen[h][i] >= n. */
@@ -161,6 +173,14 @@ static int client_main(int to_host, int from_host) {
     rc = PMIx_Register_event_handler(&g3, 1, &ns_range, 1, h2, NULL, NULL);
     CHECK(rc >= 0, "register H2: %s", PMIx_Error_string(rc));
     PMIX_INFO_DESTRUCT(&ns_range);
+    /* H3: G1 only, first of every chain. */
+    pmix_status_t g1 = G1;
+    pmix_info_t first;
+    bool yes = true;
+    PMIX_INFO_LOAD(&first, PMIX_EVENT_HDLR_FIRST, &yes, PMIX_BOOL);
+    rc = PMIx_Register_event_handler(&g1, 1, &first, 1, h3, NULL, NULL);
+    CHECK(rc >= 0, "register H3: %s", PMIx_Error_string(rc));
+    PMIX_INFO_DESTRUCT(&first);
     byte = 1;
     CHECK(write(to_host, &byte, 1) == 1, "write to the host's pipe");
     close(to_host);
@@ -181,9 +201,18 @@ static int client_main(int to_host, int from_host) {
     CHECK(seen_now(1, 2) == 1, "H1 had G2 %d times", seen_now(1, 2));
     CHECK(seen_now(1, 3) == 0, "H1 had G3 %d times", seen_now(1, 3));
     pthread_mutex_lock(&lock);
-    const int in_order = strcmp(h1_order, "012") == 0;
+    /* The replay G0 first; G1 and G2 came live together, and each runs its
+     * own chain (G1's through H3 first), as any two live events do. */
+    const int in_order = strlen(h1_order) == 3 && h1_order[0] == '0';
     pthread_mutex_unlock(&lock);
-    CHECK(in_order, "H1 had G0, G1, G2 in the order %s, not the server's (012)", h1_order);
+    CHECK(in_order, "H1 had G0, G1, G2 as %s, not the replay G0 first", h1_order);
+    /* G1 came live while H1 and H3 were not answered yet: one chain, in its
+     * order, once each (not H0 first and the others one by one later). */
+    CHECK(seen_now(3, 1) == 1, "H3 had G1 %d times", seen_now(3, 1));
+    pthread_mutex_lock(&lock);
+    const int one_chain = strcmp(g1_chain, "310") == 0;
+    pthread_mutex_unlock(&lock);
+    CHECK(one_chain, "G1 ran through the handlers %s, not as one chain H3 H1 H0 (310)", g1_chain);
     CHECK(wait_seen(2, 3, 1), "H2 never had G3");
     CHECK(seen_now(2, 3) == 1, "H2 had G3 %d times", seen_now(2, 3));
     CHECK(seen_now(0, 0) == 1, "H0 had G0 %d times", seen_now(0, 0));
