@@ -313,6 +313,7 @@ void Client::adopt(Handshaken &&connected, std::shared_ptr<ptl_base::Transports>
             finalizing_ = false;
             lost_event_.reset();    // a new connection: no standing loss
             pending_regs_.clear();  // failed with the last connection, if any
+            deliver_held();         // what they held, before the new connection's events
             server_ = handover->server;
             channel_ = Channel::open(
                 std::move(handover->connection),
@@ -379,6 +380,8 @@ void Client::close_connections() {
     channel_.reset();
     lost_event_.reset();
     pending_regs_.clear();
+    held_live_.clear();  // finalized: no handler runs any more
+    held_replays_.clear();
     auto others = std::move(others_);
     others_.clear();
     for (auto &[server, ch] : others) ch->close("finalized");

@@ -42,7 +42,6 @@ void Client::register_events(std::size_t id, const events::RegistrationSpec &spe
                 }
                 auto pending = pending_regs_.extract(id);
                 done(s);  // activates a handler that was not yet
-                if (early) events::ProcessEvents::instance().release(id);
                 // The server's replays (sent before its answer), delivered
                 // with the live events held meanwhile.
                 if (!pending.empty()) {
@@ -90,7 +89,6 @@ bool Client::register_events_early(std::size_t id, const events::RegistrationSpe
         std::lock_guard lock(direct_mutex_);
         if (!direct_channel_ || direct_channel_ != channel_ || !channel_->is_open()) return false;
     }
-    events::ProcessEvents::instance().hold(id);
     register_events(
         id, spec, [](pmix_status_t) {}, true);
     return true;
@@ -98,7 +96,6 @@ bool Client::register_events_early(std::size_t id, const events::RegistrationSpe
 
 void Client::deregister_events(std::size_t id, std::function<void(pmix_status_t)> done) {
     pending_regs_.erase(id);
-    events::ProcessEvents::instance().release(id);
     deliver_held();  // it may have been the last early registration unanswered
     request(Command::deregister_events, BodyWriter().u64(id).take(),
             [done = std::move(done)](pmix_status_t s, BodyReader &) { done(s); });
@@ -174,7 +171,7 @@ void Client::handle_event(wire::Frame &frame) {
         held_live_.emplace(seq, std::move(shared));
         return;
     }
-    process.deliver_from_server(std::move(shared));
+    process.deliver(std::move(shared));
 }
 
 void Client::raise_lost_connection(const pmix_proc_t &server, bool current) {

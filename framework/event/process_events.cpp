@@ -22,13 +22,6 @@ void ProcessEvents::deliver(std::shared_ptr<const Event> event, std::optional<st
     run(std::move(chain), std::move(event), std::move(results));
 }
 
-void ProcessEvents::deliver_from_server(std::shared_ptr<const Event> event) {
-    auto chain = registry_.chain_for(*event, self_);
-    if (!held_.empty())
-        std::erase_if(chain, [this](const auto &h) { return held_.count(h->id) != 0; });
-    run(std::move(chain), std::move(event), {});
-}
-
 void ProcessEvents::run(std::vector<std::shared_ptr<const Handler>> chain,
                         std::shared_ptr<const Event> event,
                         std::function<void(std::span<const pmix_info_t>)> results) {

@@ -11,7 +11,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <span>
 #include <vector>
 
@@ -38,16 +37,6 @@ class ProcessEvents {
     // empty, when no handler matches).
     void deliver(std::shared_ptr<const Event> event, std::optional<std::size_t> target = {},
                  std::function<void(std::span<const pmix_info_t>)> results = {});
-    // An event the server sent live (client): as deliver(), without the held
-    // handlers (hold()).
-    void deliver_from_server(std::shared_ptr<const Event> event);
-    // A handler whose registration completed before the server answered it
-    // (client/events.cpp holds the server's live events until that answer and
-    // then delivers them through whole chains; while held, such a handler is
-    // left out of deliver_from_server's chains). The process's own events
-    // reach it at once.
-    void hold(std::size_t id) { held_.insert(id); }
-    void release(std::size_t id) { held_.erase(id); }
 
   private:
     ProcessEvents() = default;
@@ -55,7 +44,6 @@ class ProcessEvents {
              std::function<void(std::span<const pmix_info_t>)> results);
     HandlerRegistry registry_;
     pmix_proc_t self_{};
-    std::set<std::size_t> held_;
 };
 
 }  // namespace pmixpp::events
