@@ -67,7 +67,11 @@
  *                                       1, 2 and 3 return PMIX_ERR_TIMEOUT, and
  *                                       every one of them was told
  *                                       LEADER_FAILED (one server: pmixrun, the
- *                                       first form) */
+ *                                       first form)
+ *        group_invite_client leader-fails-voter-dies - the leader dies after
+ *                                       1, 2 accepted; rank 1 (node0) dies in
+ *                                       its LEADER_FAILED handler: rank 2
+ *                                       (node1) leads 2,3 (groupsft) */
 #include <signal.h>
 #include <string.h>
 
@@ -184,6 +188,8 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             break;
         case PMIX_GROUP_LEADER_FAILED:
             leader_failed = 1;
+            /* groupsft: the lowest-ranked voter, which would lead, dies. */
+            if (strcmp(mode, "leader-fails-voter-dies") == 0 && me.rank == 1) raise(SIGKILL);
             if ((strcmp(mode, "leader-fails-abort") == 0 && me.rank == 3) ||
                 (strcmp(mode, "leader-fails-abort-node0") == 0 && me.rank == 1))
                 answer = PMIX_GROUP_CONSTRUCT_ABORT;
@@ -615,13 +621,53 @@ static void mode_leader_fails_timeout(void) {
     printf("invite leader failed timeout ok\n");
 }
 
+/* ---- groupsft: a second failure during an election across servers ---- */
+
+/* leader-fails-voter-dies: the leader (rank 0, node0) dies after ranks 1
+ * (node0) and 2 (node1) accepted; rank 1, the lowest group rank that
+ * accepted (the leader if nobody volunteers), dies in its LEADER_FAILED
+ * handler, before it voted. The election closes without its vote on node0
+ * and both servers pick rank 2 (node1): LEADER_SELECTED names it, rank 3
+ * joins it, and the group is 2,3. */
+static void mode_leader_fails_voter_dies(void) {
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    char members[128] = "";
+    pmix_status_t rc;
+    if (me.rank == 0) {
+        const pmix_rank_t list[] = {1, 2, 3};
+        pmix_proc_t *procs = ranks(list, 3);
+        PMIx_Group_invite(GRP, procs, 3, NULL, 0, NULL, NULL); /* dies in its handler */
+        FAIL("the leader's invite returned");
+    }
+    wait_flag(&invited);
+    if (me.rank == 3) {
+        wait_flag(&selected); /* answers the new leader only */
+        if (new_leader.rank != 2) FAIL("LEADER_SELECTED names rank %u", new_leader.rank);
+        rc = PMIx_Group_join(GRP, &new_leader, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults);
+    } else {
+        /* Rank 1 dies in its LEADER_FAILED handler meanwhile. */
+        rc = PMIx_Group_join(GRP, &inviter, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults);
+    }
+    if (rc != PMIX_SUCCESS && rc != PMIX_ERR_PARTIAL_SUCCESS)
+        FAIL("join: %s", PMIx_Error_string(rc));
+    if (!leader_failed) FAIL("no PMIX_GROUP_LEADER_FAILED");
+    wait_flag(&selected);
+    if (new_leader.rank != 2) FAIL("LEADER_SELECTED names rank %u", new_leader.rank);
+    membership(results, nresults, members, sizeof members);
+    if (strcmp(members, "2,3") != 0) FAIL("membership %s, not 2,3", members);
+    PMIX_INFO_FREE(results, nresults);
+    CHECK(PMIx_Group_destruct(GRP, NULL, 0), "destruct");
+    printf("invite voter dies ok: rank 2 leads %s (%s)\n", members, PMIx_Error_string(rc));
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr,
                 "usage: group_invite_client accept|decline|dies|timeout|optional-timeout|"
                 "abort|abort-event|leader-fails|leader-fails-default|leader-fails-across|"
                 "leader-fails-across-default|leader-fails-abort|leader-fails-abort-node0|"
-                "leader-fails-timeout|leader-fails-timeout-node0\n");
+                "leader-fails-timeout|leader-fails-timeout-node0|leader-fails-voter-dies\n");
         return 2;
     }
     mode = argv[1];
@@ -656,6 +702,8 @@ int main(int argc, char **argv) {
         mode_leader_fails(1, 0);
     } else if (strcmp(mode, "leader-fails-default") == 0) {
         mode_leader_fails(0, 0);
+    } else if (strcmp(mode, "leader-fails-voter-dies") == 0) {
+        mode_leader_fails_voter_dies();
     } else if (strcmp(mode, "leader-fails-across") == 0) {
         mode_leader_fails(1, 1);
     } else if (strcmp(mode, "leader-fails-across-default") == 0) {
