@@ -1,49 +1,71 @@
-// twonode_host [--timeout SECONDS] [--stagger MS] program [args...]
+// twonode_host [--nodes N] [--timeout SECONDS] [--stagger MS]
+//              [--hold FROM:TO:CODE:UNTIL] program [args...]
 //
-// A test host that plays a 2-node job on one machine, to exercise the server's
-// host path: the fence_nb upcall (participants not all local) and the
-// direct_modex upcall (data of a remote proc), which a single-node host such
-// as pmixrun never sees.
+// A test host that plays a job over N nodes (default 2, at most 8) on one
+// machine, to exercise the server's host path: the fence_nb upcall
+// (participants not all local) and the direct_modex upcall (data of a remote
+// proc), which a single-node host such as pmixrun never sees.
 //
-// The launcher (this process) makes a socketpair and forks two "node"
-// processes. Each node embeds the PMIx server (public server API only),
-// registers the same job -- 4 ranks, ranks 0,1 on node0 and 2,3 on node1 --
-// and forks its 2 local clients with setup_fork's environment. The nodes talk
-// over the socketpair, like the daemons of a resource manager:
-//   fence_nb      each node sends its contribution; both hand the
-//                 concatenation (node0's blob, then node1's) back to their
-//                 server. The host owns the malloc'd blob it was given and
-//                 frees it (OPENMPI-CONTRACT rule 6).
-//   direct_modex  the asking node sends the request; the other node calls
-//                 PMIx_server_dmodex_request and sends back what it returns.
+// The launcher (this process) makes a socketpair between every two nodes
+// and forks N "node" processes. Each node embeds the PMIx server (public
+// server API only), registers the same job -- 2 ranks per node: ranks 2k,
+// 2k+1 on node k -- and forks its 2 local clients with setup_fork's
+// environment. The nodes talk over the socketpairs, like the daemons of a
+// resource manager:
+//   fence_nb      each node sends its contribution to the nodes of the
+//                 other participants; each hands the concatenation (in node
+//                 order) back to its server. The host owns the malloc'd blob
+//                 it was given and frees it (OPENMPI-CONTRACT rule 6).
+//   direct_modex  the asking node sends the request to the proc's node,
+//                 which calls PMIx_server_dmodex_request and sends back what
+//                 it returns.
 //   group         each node sends its PMIX_GROUP_ENDPT_DATA under the
-//                 operation's key (op and group id); both hand back the two
-//                 parts and, when a context id was asked, node0's proposal.
-//                 A node whose server lost optional members passes its view
-//                 of the membership (PMIX_GROUP_MEMBERSHIP); both answer the
-//                 views intersected, in node0's order (docs/groups.md).
-//   notify_event  the event goes to the other node, whose server gets it with
+//                 operation's key (op and group id) to the nodes of the
+//                 other members (the procs of the upcall); every one of them
+//                 hands back all parts and, when a context id was asked, the
+//                 proposal of the lowest such node (proposals are unique
+//                 across nodes). A node whose server lost optional members
+//                 passes its view of the membership (PMIX_GROUP_MEMBERSHIP);
+//                 all answer the views intersected, in the order of the
+//                 lowest node with a view (docs/groups.md).
+//   notify_event  the event goes to the nodes of the processes its range
+//                 names (PMIX_RANGE_CUSTOM: PMIX_EVENT_CUSTOM_RANGE), else to
+//                 every other node, whose server gets it with
 //                 PMIx_Notify_event (group events: PMIX_GROUP_LEFT, and a
 //                 construct leader's PMIX_GROUP_CONSTRUCT_ABORT or
 //                 PMIX_GROUP_MEMBERSHIP_UPDATE).
 // Fences over any participants of the job (a group's members arrive as
-// themselves): both nodes match their parts by the participant set and the
+// themselves): the nodes match their parts by the participant set and the
 // number of fences over that set before (groupsft). The host counts by
 // process: a fence completes once every participant is accounted for, by its
 // node's part or because a server reported it ended (PMIXPP_FENCE_ENDED, in
 // a PMIX_GROUP_FT_COLLECTIVE fence). A node's part whose
 // PMIX_LOCAL_COLLECTIVE_STATUS is an error (the fence failed on that server
-// before its hand-over) ends the fence with that error on both nodes.
+// before its hand-over) ends the fence with that error on every node.
+//
+// A node whose clients all exited 0 stays until every other node said it is
+// done (or left); one whose client failed leaves at once.
+//
+// --nodes N runs N nodes (2 to 8): three-server tests use --nodes 3.
+//
+// --hold FROM:TO:CODE:UNTIL makes node TO deliver the events of code CODE
+// that come from node FROM only after it delivered an event of code UNTIL
+// (from any node), or after 20 s: the link from FROM to TO is slow for that
+// message (later messages on that link wait behind it, in order). CODE and
+// UNTIL are status names (PMIX_GROUP_MEMBER_FAILED) or numbers. A test thus
+// makes one message overtake another deterministically; node TO prints
+//   twonode host nodeTO: held H events from nodeFROM (released by UNTIL R)
 //
 // TWONODE_NO_VIEWS (environment) makes the group answer carry the endpoint
 // data only, never PMIX_GROUP_MEMBERSHIP (a host that does not combine views).
 //
-// TWONODE_HOLD_GROUPS (environment; groupslead) makes both nodes hold their
+// TWONODE_HOLD_GROUPS (environment; groupslead) makes every node hold its
 // answers to group operations until a client notifies the event
 // kReleaseGroups (range PMIX_RANGE_RM): a test can then make something
 // happen after the servers called the group upcall and before the host
 // answers. A node prints "group operations held N" when N operations were
 // still unanswered at the end (the library never ended them).
+// TWONODE_HOLD_GROUPS=node1 holds node1's answers only.
 //
 // --stagger MS makes node1 wait MS milliseconds before it registers the job,
 // so that node0's clients ask node1 for data it does not know yet.
@@ -53,7 +75,7 @@
 // and, when there were some (groupsft),
 //   twonode host nodeN: fault-tolerant fences T, ended reported E (ranks R)
 //   twonode host nodeN: fences failed before the hand-over X
-// Exit status: 0 when all four clients exited 0; else the first failure
+// Exit status: 0 when all clients exited 0; else the first failure
 // (128+signal for a signal); 124 on timeout; 2 for a usage error.
 #include <pmix.h>
 #include <pmix_server.h>
@@ -74,7 +96,9 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -83,12 +107,20 @@ extern char **environ;
 
 namespace {
 
-constexpr int kNodes = 2;
+constexpr int kMaxNodes = 8;
 constexpr int kRanksPerNode = 2;
-constexpr uint32_t kJobSize = kNodes * kRanksPerNode;
+int g_nnodes = 2;  // --nodes
+
+uint32_t job_size() {
+    return static_cast<uint32_t>(g_nnodes * kRanksPerNode);
+}
+
+int node_of(pmix_rank_t rank) {
+    return static_cast<int>(rank / kRanksPerNode);
+}
 
 // ---------------------------------------------------------------------------------------------
-// Messages between the two nodes: a fixed header, then `length` payload bytes.
+// Messages between the nodes: a fixed header, then `length` payload bytes.
 
 // A test's event releasing the held group answers (TWONODE_HOLD_GROUPS);
 // tests/integration/group_leader_client.c uses the same code.
@@ -99,7 +131,7 @@ enum class MsgType : uint32_t {
     dmodex_request = 2,
     dmodex_answer = 3,
     done = 4,
-    group = 5,  // id: context id proposed (node0's is used); payload: GroupKey + endpoint data
+    group = 5,  // id: context id proposed; payload: GroupKey + endpoint data
     event = 6,  // status: the event's code; payload: encode_event()
 };
 
@@ -137,8 +169,8 @@ bool read_all(int fd, void *p, size_t n) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// One node's state. Upcalls run on the server's progress thread; the peer
-// reader runs on its own thread; the main thread waits for the children.
+// One node's state. Upcalls run on the server's progress thread; one reader
+// thread per other node; the main thread waits for the children.
 
 // One node's part of a fence.
 struct FencePart {
@@ -150,57 +182,80 @@ struct FencePart {
 
 // A fence, by participant set and per-set sequence ("0,2,3#1").
 struct PendingFence {
-    FencePart mine, theirs;
+    std::map<int, FencePart> parts;         // by node
     std::vector<pmix_rank_t> participants;  // named, wildcards expanded (from my part)
+    std::set<int> nodes;                    // the participants' nodes (from my part)
     bool delivered = false;                 // my server got its answer
     pmix_modex_cbfunc_t cbfunc = nullptr;
     void *cbdata = nullptr;
+};
+
+// One node's part of a group operation.
+struct GroupPart {
+    bool in = false;
+    uint64_t cid = 0;        // its context id proposal (0: none)
+    std::vector<char> data;  // its PMIX_GROUP_ENDPT_DATA
+    // Its view of the membership (PMIX_GROUP_MEMBERSHIP directive; none:
+    // every proc named).
+    bool view = false;
+    std::vector<pmix_proc_t> members;
+    // Its PMIX_LOCAL_COLLECTIVE_STATUS: a node whose construct ended before
+    // its host was called still sends its part; the answer is then the
+    // first error (groupslead).
+    pmix_status_t status = PMIX_SUCCESS;
 };
 
 // One group operation, matched across the nodes by (op, group id): the
 // server library names each operation by its id, so concurrent constructs
 // over the same processes stay apart (docs/groups.md, "For host writers").
 struct PendingGroup {
-    bool have_mine = false, have_theirs = false;
+    std::map<int, GroupPart> parts;  // by node
+    std::set<int> nodes;             // the members' nodes (from my upcall)
     bool assign = false;
-    uint64_t my_cid = 0, their_cid = 0;
-    std::vector<char> mine, theirs;  // each node's PMIX_GROUP_ENDPT_DATA
-    // Each node's view of the membership (PMIX_GROUP_MEMBERSHIP directive;
-    // none: every proc named).
-    bool my_view = false, their_view = false;
-    std::vector<pmix_proc_t> mine_members, their_members;
     pmix_info_cbfunc_t cbfunc = nullptr;
     void *cbdata = nullptr;
-    // Each node's PMIX_LOCAL_COLLECTIVE_STATUS: a node whose construct ended
-    // before its host was called still sends its part; the answer is then
-    // the first error (groupslead).
-    pmix_status_t my_status = PMIX_SUCCESS, their_status = PMIX_SUCCESS;
 };
 
 struct PendingDmodex {
+    int node;  // asked
     pmix_modex_cbfunc_t cbfunc;
     void *cbdata;
 };
 
+// The link to another node.
+struct Peer {
+    int fd = -1;
+    std::mutex write_mutex;           // one message at a time on fd
+    bool done = false, gone = false;  // under Node::mutex
+};
+
+// --hold: node `to` delivers `code` events from node `from` after an `until` event.
+struct Hold {
+    int from = -1, to = -1;
+    pmix_status_t code = 0, until = 0;
+    std::string until_name;
+    bool until_seen = false;  // under Node::mutex
+    unsigned held = 0, released_by_until = 0;
+};
+
 struct Node {
     int id = 0;
-    int fd = -1;
     std::string nspace;
+    std::vector<std::unique_ptr<Peer>> peers;  // by node; mine has no fd
 
-    std::mutex write_mutex;  // one message at a time on fd
-    std::mutex mutex;        // everything below
+    std::mutex mutex;  // everything below, and Peer::done/gone
     std::condition_variable cv;
     uint64_t next_request = 0;
     std::map<std::string, uint64_t> next_fence;  // per participant set
     std::map<std::string, PendingFence> fences;  // by "set#seq"
     std::map<uint64_t, PendingDmodex> dmodex;
     std::map<std::string, PendingGroup> groups;  // by "op:id"
-    uint64_t next_context_id = 1;                // node0's are the ones used
-    bool peer_done = false, peer_gone = false;
+    uint64_t next_context_id = 0;                // proposals: id + 1 + N * k, unique across nodes
+    Hold hold;
 
     // statistics for the summary line
     unsigned nfences = 0, nfences_with_data = 0, nasked = 0, nserved = 0, ngroups = 0;
-    unsigned nevents = 0;                     // events sent to the other node (notify_event upcall)
+    unsigned nevents = 0;                     // events sent to other nodes (notify_event upcall)
     unsigned nft = 0;                         // fences with PMIX_GROUP_FT_COLLECTIVE
     std::vector<pmix_rank_t> ended_reported;  // PMIXPP_FENCE_ENDED, in order
     unsigned nfailed_here = 0;                // parts with an error status
@@ -210,19 +265,23 @@ struct Node {
     bool hold_groups = false, groups_released = false;
     std::vector<std::function<void()>> held;
     unsigned nheld_at_end = 0;  // group operations never answered
-    // Held answers released because the other node left before a client's
+    // Held answers released because another node left before a client's
     // kReleaseGroups came: counted as never released unless that release
     // still comes (the other node may finish first; the test's release is
     // then late, not missing).
     unsigned nheld_forced = 0;
     size_t fence_bytes = 0;
 
-    bool send(MsgType type, int32_t status, uint64_t id, uint32_t rank, const char *data,
+    bool send(int to, MsgType type, int32_t status, uint64_t id, uint32_t rank, const char *data,
               size_t n) {
+        if (to < 0 || to >= static_cast<int>(peers.size()) || peers[to]->fd < 0) return false;
         MsgHeader h{type, status, id, rank, 0, n};
-        std::lock_guard lock(write_mutex);
-        return write_all(fd, &h, sizeof h) && (n == 0 || write_all(fd, data, n));
+        Peer &p = *peers[to];
+        std::lock_guard lock(p.write_mutex);
+        return write_all(p.fd, &h, sizeof h) && (n == 0 || write_all(p.fd, data, n));
     }
+    // Whether node `n` (another one) has left; with `mutex` held.
+    bool gone_locked(int n) const { return n != id && peers[n]->gone; }
 };
 
 Node g_node;
@@ -245,50 +304,74 @@ void deliver(pmix_modex_cbfunc_t cbfunc, void *cbdata, pmix_status_t status,
 
 // Called with g_node.mutex held when a part of fence `key` came: answers
 // this node's server once every participant is accounted for (or a part
-// failed), and forgets the fence once both parts are in (or the peer left).
+// failed), and forgets the fence once every node's part is in (or that node
+// left).
 void complete_fence_locked(const std::string &key, std::unique_lock<std::mutex> &lock) {
     auto it = g_node.fences.find(key);
     if (it == g_node.fences.end()) return;
     PendingFence &f = it->second;
-    if (f.mine.in && !f.delivered) {
-        pmix_status_t status = f.mine.status != PMIX_SUCCESS ? f.mine.status : PMIX_SUCCESS;
-        if (status == PMIX_SUCCESS && f.theirs.in) status = f.theirs.status;
+    auto in = [&f](int n) {
+        auto p = f.parts.find(n);
+        return p != f.parts.end() && p->second.in;
+    };
+    auto settled = [&] {
+        for (int n : f.nodes)
+            if (!in(n) && !g_node.gone_locked(n)) return false;
+        return true;
+    };
+    if (in(g_node.id) && !f.delivered) {
+        // My status first, then the other nodes' in node order.
+        pmix_status_t status = f.parts[g_node.id].status;
+        for (const auto &[n, part] : f.parts)
+            if (status == PMIX_SUCCESS && part.in) status = part.status;
         bool all_in = true;
         for (pmix_rank_t r : f.participants) {
-            const FencePart &home =
-                static_cast<int>(r) / kRanksPerNode == g_node.id ? f.mine : f.theirs;
             bool ended = false;
-            for (const FencePart *part : {&f.mine, &f.theirs})
-                ended = ended ||
-                        std::find(part->ended.begin(), part->ended.end(), r) != part->ended.end();
-            all_in = all_in && (home.in || ended);
+            for (const auto &[n, part] : f.parts)
+                ended =
+                    ended || std::find(part.ended.begin(), part.ended.end(), r) != part.ended.end();
+            all_in = all_in && (in(node_of(r)) || ended);
         }
         if (status != PMIX_SUCCESS || all_in) {
-            // Rank order of nodes: node0's blob first.
+            // Node order: node0's blob first.
             std::vector<char> all;
-            if (status == PMIX_SUCCESS) {
-                all = g_node.id == 0 ? f.mine.data : f.theirs.data;
-                const std::vector<char> &second = g_node.id == 0 ? f.theirs.data : f.mine.data;
-                all.insert(all.end(), second.begin(), second.end());
-            }
+            if (status == PMIX_SUCCESS)
+                for (const auto &[n, part] : f.parts)
+                    if (part.in) all.insert(all.end(), part.data.begin(), part.data.end());
             f.delivered = true;
             const auto cbfunc = f.cbfunc;
             void *const cbdata = f.cbdata;
-            const bool done = f.theirs.in || g_node.peer_gone;
-            if (done) g_node.fences.erase(it);
+            if (settled()) g_node.fences.erase(it);
             lock.unlock();
             deliver(cbfunc, cbdata, status, all);
             lock.lock();
             return;
         }
     }
-    if (f.delivered && (f.theirs.in || g_node.peer_gone)) g_node.fences.erase(it);
+    if (f.delivered && settled()) g_node.fences.erase(it);
 }
 
 // ---------------------------------------------------------------------------------------------
 // server upcalls
 
 void put_bytes(std::vector<char> &out, const void *p, size_t n);
+
+// The nodes of `procs` (procs of another namespace or none: every node).
+std::set<int> nodes_of(const pmix_proc_t procs[], size_t nprocs) {
+    std::set<int> nodes;
+    bool all = nprocs == 0;
+    for (size_t k = 0; k < nprocs && !all; ++k) {
+        if (std::strncmp(procs[k].nspace, g_node.nspace.c_str(), PMIX_MAX_NSLEN) != 0 ||
+            procs[k].rank == PMIX_RANK_WILDCARD || procs[k].rank >= job_size()) {
+            all = true;
+        } else {
+            nodes.insert(node_of(procs[k].rank));
+        }
+    }
+    if (all)
+        for (int n = 0; n < g_nnodes; ++n) nodes.insert(n);
+    return nodes;
+}
 
 pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                        size_t ninfo, char *data, size_t ndata, pmix_modex_cbfunc_t cbfunc,
@@ -303,9 +386,9 @@ pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info
     for (size_t k = 0; k < nprocs; ++k) {
         known = known && std::strncmp(procs[k].nspace, g_node.nspace.c_str(), PMIX_MAX_NSLEN) == 0;
         if (procs[k].rank == PMIX_RANK_WILDCARD) {
-            for (pmix_rank_t r = 0; r < kJobSize; ++r) participants.push_back(r);
+            for (pmix_rank_t r = 0; r < job_size(); ++r) participants.push_back(r);
         } else {
-            known = known && procs[k].rank < kJobSize;
+            known = known && procs[k].rank < job_size();
             participants.push_back(procs[k].rank);
         }
     }
@@ -315,6 +398,8 @@ pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info
     }
     std::sort(participants.begin(), participants.end());
     participants.erase(std::unique(participants.begin(), participants.end()), participants.end());
+    std::set<int> nodes;
+    for (pmix_rank_t r : participants) nodes.insert(node_of(r));
     FencePart part;
     part.in = true;
     part.data = std::move(mine);
@@ -333,7 +418,8 @@ pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info
     std::string set;
     for (pmix_rank_t r : participants) set += (set.empty() ? "" : ",") + std::to_string(r);
     std::unique_lock lock(g_node.mutex);
-    if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
+    for (int n : nodes)
+        if (g_node.gone_locked(n)) return PMIX_ERR_LOST_CONNECTION;
     const std::string key = set + "#" + std::to_string(g_node.next_fence[set]++);
     ++g_node.nfences;
     if (!part.data.empty()) ++g_node.nfences_with_data;
@@ -354,12 +440,16 @@ pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info
     f.cbfunc = cbfunc;
     f.cbdata = cbdata;
     f.participants = std::move(participants);
-    f.mine = std::move(part);
+    f.nodes = nodes;
+    f.parts[g_node.id] = std::move(part);
     lock.unlock();
-    if (!g_node.send(MsgType::fence, status, 0, 0, payload.data(), payload.size())) {
-        lock.lock();
-        g_node.fences.erase(key);
-        return PMIX_ERR_LOST_CONNECTION;
+    for (int n : nodes) {
+        if (n != g_node.id &&
+            !g_node.send(n, MsgType::fence, status, 0, 0, payload.data(), payload.size())) {
+            lock.lock();
+            g_node.fences.erase(key);
+            return PMIX_ERR_LOST_CONNECTION;
+        }
     }
     lock.lock();
     complete_fence_locked(key, lock);
@@ -368,8 +458,8 @@ pmix_status_t on_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info
 
 void add_info(std::vector<pmix_info_t> &v, const char *key, const void *data, pmix_data_type_t t);
 
-// The answer to the library: both nodes' endpoint data and, when asked for,
-// node0's context id. Holds its infos until the library releases them.
+// The answer to the library: every node's endpoint data and, when asked
+// for, one context id. Holds its infos until the library releases them.
 struct GroupAnswer {
     std::vector<pmix_info_t> info;
 };
@@ -400,39 +490,55 @@ void release_groups() {
     for (auto &answer : held) answer();
 }
 
-// Called with g_node.mutex held once both nodes' parts of group operation `key` are in.
+// Called with g_node.mutex held once a part of group operation `key` came:
+// answers once the part of every node of its members is in.
 void complete_group_locked(const std::string &key, std::unique_lock<std::mutex> &lock) {
     auto it = g_node.groups.find(key);
-    if (it == g_node.groups.end() || !it->second.have_mine || !it->second.have_theirs) return;
+    if (it == g_node.groups.end()) return;
+    const PendingGroup &pending = it->second;
+    auto in = [&pending](int n) {
+        auto p = pending.parts.find(n);
+        return p != pending.parts.end() && p->second.in;
+    };
+    if (!in(g_node.id)) return;
+    for (int n : pending.nodes)
+        if (!in(n)) return;
     PendingGroup gr = std::move(it->second);
     g_node.groups.erase(it);
     auto *a = new GroupAnswer;
-    for (const auto *part : {&gr.mine, &gr.theirs}) {
-        if (part->empty()) continue;
-        pmix_byte_object_t bo{const_cast<char *>(part->data()), part->size()};
+    for (const auto &[n, part] : gr.parts) {
+        if (part.data.empty()) continue;
+        pmix_byte_object_t bo{const_cast<char *>(part.data.data()), part.data.size()};
         add_info(a->info, PMIX_GROUP_ENDPT_DATA, &bo, PMIX_BYTE_OBJECT);
     }
     if (gr.assign) {
-        const size_t cid = g_node.id == 0 ? gr.my_cid : gr.their_cid;
+        // The lowest node's proposal: the same at every node.
+        const size_t cid = gr.parts.at(*gr.nodes.begin()).cid;
         add_info(a->info, PMIX_GROUP_CONTEXT_ID, &cid, PMIX_SIZE);
     }
-    if ((gr.my_view || gr.their_view) && g_node.answer_views) {
-        // The reduced membership: node0's view (else node1's) without what
-        // the other node's view lacks.
-        const bool v0 = g_node.id == 0 ? gr.my_view : gr.their_view;
-        const bool v1 = g_node.id == 0 ? gr.their_view : gr.my_view;
-        const auto &m0 = g_node.id == 0 ? gr.mine_members : gr.their_members;
-        const auto &m1 = g_node.id == 0 ? gr.their_members : gr.mine_members;
+    std::vector<const GroupPart *> views;
+    for (const auto &[n, part] : gr.parts)
+        if (part.view) views.push_back(&part);
+    if (!views.empty() && g_node.answer_views) {
+        // The reduced membership: the lowest node's view without what
+        // another node's view lacks.
         std::vector<pmix_proc_t> members;
-        for (const auto &p : v0 ? m0 : m1) {
-            bool keep = !(v0 && v1);
-            for (const auto &q : m1) keep = keep || PMIX_CHECK_PROCID(&p, &q);
+        for (const auto &p : views.front()->members) {
+            bool keep = true;
+            for (const GroupPart *v : views) {
+                bool here = false;
+                for (const auto &q : v->members) here = here || PMIX_CHECK_PROCID(&p, &q);
+                keep = keep && here;
+            }
             if (keep) members.push_back(p);
         }
         pmix_data_array_t darray{PMIX_PROC, members.size(), members.data()};
         add_info(a->info, PMIX_GROUP_MEMBERSHIP, &darray, PMIX_DATA_ARRAY);
     }
-    const pmix_status_t status = gr.my_status != PMIX_SUCCESS ? gr.my_status : gr.their_status;
+    // My status first, then the other nodes' in node order.
+    pmix_status_t status = gr.parts[g_node.id].status;
+    for (const auto &[n, part] : gr.parts)
+        if (status == PMIX_SUCCESS) status = part.status;
     auto answer = [cbfunc = gr.cbfunc, cbdata = gr.cbdata, a, status] {
         cbfunc(status, a->info.empty() ? nullptr : a->info.data(), a->info.size(), cbdata,
                release_group_answer, a);
@@ -443,61 +549,66 @@ void complete_group_locked(const std::string &key, std::unique_lock<std::mutex> 
     lock.lock();
 }
 
-pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[], size_t,
-                       const pmix_info_t directives[], size_t ndirs, pmix_info_cbfunc_t cbfunc,
-                       void *cbdata) {
-    std::vector<char> mine;
-    bool assign = false, view = false;
-    pmix_status_t local_status = PMIX_SUCCESS;
-    std::vector<pmix_proc_t> members;
+pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t procs[],
+                       size_t nprocs, const pmix_info_t directives[], size_t ndirs,
+                       pmix_info_cbfunc_t cbfunc, void *cbdata) {
+    GroupPart part;
+    part.in = true;
+    bool assign = false;
     for (size_t i = 0; i < ndirs; ++i) {
         const pmix_value_t &v = directives[i].value;
         if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_MEMBERSHIP) && v.type == PMIX_DATA_ARRAY &&
             v.data.darray != nullptr && v.data.darray->type == PMIX_PROC) {
             const auto *p = static_cast<const pmix_proc_t *>(v.data.darray->array);
-            members.assign(p, p + v.data.darray->size);
-            view = true;
+            part.members.assign(p, p + v.data.darray->size);
+            part.view = true;
         }
         if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ENDPT_DATA) &&
             directives[i].value.type == PMIX_BYTE_OBJECT) {
             const auto &bo = directives[i].value.data.bo;
-            mine.assign(bo.bytes, bo.bytes + bo.size);
+            part.data.assign(bo.bytes, bo.bytes + bo.size);
         }
         if (PMIX_CHECK_KEY(&directives[i], PMIX_GROUP_ASSIGN_CONTEXT_ID))
             assign = PMIX_INFO_TRUE(&directives[i]);
         if (PMIX_CHECK_KEY(&directives[i], PMIX_LOCAL_COLLECTIVE_STATUS) && v.type == PMIX_STATUS)
-            local_status = v.data.status;
+            part.status = v.data.status;
     }
+    std::set<int> nodes = nodes_of(procs, nprocs);
+    nodes.insert(g_node.id);
     // The payload: the key (op:id), a NUL, a flag (a view follows), the
     // view (u32 n, n procs), then the endpoint data.
     const std::string key = std::to_string(static_cast<int>(op)) + ":" + grp;
     std::vector<char> payload(key.begin(), key.end());
     payload.push_back('\0');
-    payload.push_back(view ? 1 : 0);
-    const uint32_t nview = static_cast<uint32_t>(members.size());
+    payload.push_back(part.view ? 1 : 0);
+    const uint32_t nview = static_cast<uint32_t>(part.members.size());
     put_bytes(payload, &nview, sizeof nview);
-    put_bytes(payload, members.data(), members.size() * sizeof(pmix_proc_t));
-    payload.insert(payload.end(), mine.begin(), mine.end());
+    put_bytes(payload, part.members.data(), part.members.size() * sizeof(pmix_proc_t));
+    payload.insert(payload.end(), part.data.begin(), part.data.end());
     std::unique_lock lock(g_node.mutex);
-    if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
+    for (int n : nodes)
+        if (g_node.gone_locked(n)) return PMIX_ERR_LOST_CONNECTION;
     ++g_node.ngroups;
-    if (view) ++g_node.nviews;
+    if (part.view) ++g_node.nviews;
+    if (assign)
+        part.cid = static_cast<uint64_t>(g_node.id) + 1 +
+                   static_cast<uint64_t>(g_nnodes) * g_node.next_context_id++;
+    const pmix_status_t local_status = part.status;
+    const uint64_t proposed = part.cid;
     PendingGroup &gr = g_node.groups[key];
-    gr.have_mine = true;
+    gr.nodes = nodes;
     gr.assign = assign;
-    gr.my_cid = assign ? g_node.next_context_id++ : 0;
-    gr.mine = std::move(mine);
-    gr.my_view = view;
-    gr.mine_members = std::move(members);
     gr.cbfunc = cbfunc;
     gr.cbdata = cbdata;
-    gr.my_status = local_status;
-    const uint64_t proposed = gr.my_cid;
+    gr.parts[g_node.id] = std::move(part);
     lock.unlock();
-    if (!g_node.send(MsgType::group, local_status, proposed, 0, payload.data(), payload.size())) {
-        lock.lock();
-        g_node.groups.erase(key);
-        return PMIX_ERR_LOST_CONNECTION;
+    for (int n : nodes) {
+        if (n != g_node.id && !g_node.send(n, MsgType::group, local_status, proposed, 0,
+                                           payload.data(), payload.size())) {
+            lock.lock();
+            g_node.groups.erase(key);
+            return PMIX_ERR_LOST_CONNECTION;
+        }
     }
     lock.lock();
     complete_group_locked(key, lock);
@@ -506,10 +617,10 @@ pmix_status_t on_group(pmix_group_operation_t op, char grp[], const pmix_proc_t[
 
 // ---------------------------------------------------------------------------------------------
 // events: the server's notify_event upcall (an event whose range leaves the
-// node, e.g. PMIX_GROUP_LEFT to the group's members on the other node) goes
-// to the other node, which hands it to its server with PMIx_Notify_event.
-// Only what group events carry crosses: source, range and the infos of type
-// string, proc, array of procs, bool and size.
+// node, e.g. PMIX_GROUP_LEFT to the group's members on other nodes) goes to
+// the nodes of its range, which hand it to their servers with
+// PMIx_Notify_event. Only what group events carry crosses: source, range and
+// the infos of type string, proc, array of procs, bool and size.
 
 void put_bytes(std::vector<char> &out, const void *p, size_t n) {
     if (n == 0) return;  // an empty array may have no data at all
@@ -554,7 +665,7 @@ std::vector<char> encode_event(const pmix_proc_t *source, pmix_data_range_t rang
     return out;
 }
 
-// Hands an event from the other node to this node's server.
+// Hands an event from another node to this node's server.
 void deliver_event(pmix_status_t code, const std::vector<char> &in) {
     size_t at = 0;
     auto take = [&](void *p, size_t n) {
@@ -610,40 +721,66 @@ void deliver_event(pmix_status_t code, const std::vector<char> &in) {
     for (auto &i : info) PMIx_Value_destruct(&i.value);
 }
 
+// The other nodes an event goes to: those of the processes of its custom
+// range (PMIX_RANGE_CUSTOM with PMIX_EVENT_CUSTOM_RANGE), else all.
+std::set<int> event_nodes(pmix_data_range_t range, const pmix_info_t info[], size_t ninfo) {
+    std::set<int> nodes;
+    for (size_t i = 0; i < ninfo && range == PMIX_RANGE_CUSTOM && nodes.empty(); ++i) {
+        if (!PMIX_CHECK_KEY(&info[i], PMIX_EVENT_CUSTOM_RANGE)) continue;
+        const pmix_value_t &v = info[i].value;
+        if (v.type == PMIX_PROC && v.data.proc != nullptr) {
+            nodes = nodes_of(v.data.proc, 1);
+        } else if (v.type == PMIX_DATA_ARRAY && v.data.darray != nullptr &&
+                   v.data.darray->type == PMIX_PROC && v.data.darray->size > 0) {
+            nodes = nodes_of(static_cast<const pmix_proc_t *>(v.data.darray->array),
+                             v.data.darray->size);
+        }
+    }
+    if (nodes.empty())
+        for (int n = 0; n < g_nnodes; ++n) nodes.insert(n);
+    nodes.erase(g_node.id);
+    return nodes;
+}
+
 pmix_status_t on_notify_event(pmix_status_t code, const pmix_proc_t *source,
                               pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
                               pmix_op_cbfunc_t, void *) {
     const std::vector<char> payload = encode_event(source, range, info, ninfo);
+    std::set<int> to = event_nodes(range, info, ninfo);
     if (code == kReleaseGroups) {
         {
             std::lock_guard lock(g_node.mutex);
             g_node.nheld_forced = 0;  // the test did release them
         }
-        release_groups();  // and the other node's, below
+        release_groups();  // and every other node's, below
+        to = event_nodes(PMIX_RANGE_RM, nullptr, 0);
     }
     {
         std::lock_guard lock(g_node.mutex);
-        if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
+        std::erase_if(to, [](int n) { return g_node.gone_locked(n); });
+        if (to.empty()) return PMIX_ERR_LOST_CONNECTION;
         ++g_node.nevents;
     }
-    if (!g_node.send(MsgType::event, code, 0, 0, payload.data(), payload.size()))
-        return PMIX_ERR_LOST_CONNECTION;
-    return PMIX_OPERATION_SUCCEEDED;
+    bool sent = false;
+    for (int n : to)
+        sent = g_node.send(n, MsgType::event, code, 0, 0, payload.data(), payload.size()) || sent;
+    return sent ? PMIX_OPERATION_SUCCEEDED : PMIX_ERR_LOST_CONNECTION;
 }
 
 pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t[], size_t,
                               pmix_modex_cbfunc_t cbfunc, void *cbdata) {
     if (std::strncmp(proc->nspace, g_node.nspace.c_str(), PMIX_MAX_NSLEN) != 0 ||
-        proc->rank >= kJobSize || static_cast<int>(proc->rank) / kRanksPerNode == g_node.id) {
-        return PMIX_ERR_NOT_FOUND;  // not a proc of the other node
+        proc->rank >= job_size() || node_of(proc->rank) == g_node.id) {
+        return PMIX_ERR_NOT_FOUND;  // not a proc of another node
     }
+    const int node = node_of(proc->rank);
     std::unique_lock lock(g_node.mutex);
-    if (g_node.peer_gone) return PMIX_ERR_LOST_CONNECTION;
+    if (g_node.gone_locked(node)) return PMIX_ERR_LOST_CONNECTION;
     const uint64_t id = g_node.next_request++;
     ++g_node.nasked;
-    g_node.dmodex[id] = PendingDmodex{cbfunc, cbdata};
+    g_node.dmodex[id] = PendingDmodex{node, cbfunc, cbdata};
     lock.unlock();
-    if (!g_node.send(MsgType::dmodex_request, 0, id, proc->rank, nullptr, 0)) {
+    if (!g_node.send(node, MsgType::dmodex_request, 0, id, proc->rank, nullptr, 0)) {
         lock.lock();
         g_node.dmodex.erase(id);
         return PMIX_ERR_LOST_CONNECTION;
@@ -651,62 +788,110 @@ pmix_status_t on_direct_modex(const pmix_proc_t *proc, const pmix_info_t[], size
     return PMIX_SUCCESS;
 }
 
-// The answer to a request from the other node, from PMIx_server_dmodex_request.
+// A request from another node, answered by PMIx_server_dmodex_request.
+struct DmodexAsked {
+    int node;
+    uint64_t id;
+};
+
+// The answer to a request from another node, from PMIx_server_dmodex_request.
 // `data` belongs to the library: send it before returning.
 void on_dmodex_answer(pmix_status_t status, char *data, size_t sz, void *cbdata) {
-    auto *id = static_cast<uint64_t *>(cbdata);
-    g_node.send(MsgType::dmodex_answer, status, *id, 0, data, data != nullptr ? sz : 0);
-    delete id;
+    auto *asked = static_cast<DmodexAsked *>(cbdata);
+    g_node.send(asked->node, MsgType::dmodex_answer, status, asked->id, 0, data,
+                data != nullptr ? sz : 0);
+    delete asked;
 }
 
 // ---------------------------------------------------------------------------------------------
-// the peer reader thread
+// the reader threads, one per other node
 
-void serve_peer() {
+// Node `from` left: fail whatever still waits for it. Called with
+// g_node.mutex held; returns with it released.
+void peer_gone(int from, std::unique_lock<std::mutex> &lock) {
+    // An operation with every part in is complete, not lost: the other node
+    // may answer and leave (a node whose client failed leaves at once)
+    // while our upcall, between its send and its own completion, has
+    // released the mutex.
+    g_node.peers[from]->gone = true;
+    std::vector<std::string> keys;
+    for (const auto &[key, f] : g_node.fences) keys.push_back(key);
+    for (const auto &key : keys) complete_fence_locked(key, lock);
+    keys.clear();
+    for (const auto &[key, gr] : g_node.groups) keys.push_back(key);
+    for (const auto &key : keys) complete_group_locked(key, lock);
+    // What waits for that node's part: lost.
+    std::vector<PendingFence> fences;
+    for (auto it = g_node.fences.begin(); it != g_node.fences.end();) {
+        PendingFence &f = it->second;
+        const auto p = f.parts.find(from);
+        if (f.delivered || f.nodes.count(from) == 0 || (p != f.parts.end() && p->second.in)) {
+            ++it;
+            continue;
+        }
+        fences.push_back(std::move(f));
+        it = g_node.fences.erase(it);
+    }
+    std::vector<PendingDmodex> requests;
+    for (auto it = g_node.dmodex.begin(); it != g_node.dmodex.end();) {
+        if (it->second.node != from) {
+            ++it;
+            continue;
+        }
+        requests.push_back(it->second);
+        it = g_node.dmodex.erase(it);
+    }
+    std::vector<PendingGroup> groups;
+    for (auto it = g_node.groups.begin(); it != g_node.groups.end();) {
+        PendingGroup &gr = it->second;
+        const auto p = gr.parts.find(from);
+        if (gr.nodes.count(from) == 0 || gr.parts.count(g_node.id) == 0 ||
+            (p != gr.parts.end() && p->second.in)) {
+            ++it;
+            continue;
+        }
+        groups.push_back(std::move(gr));
+        it = g_node.groups.erase(it);
+    }
+    g_node.nheld_forced += static_cast<unsigned>(g_node.held.size());
+    g_node.cv.notify_all();
+    lock.unlock();
+    for (auto &f : fences) deliver(f.cbfunc, f.cbdata, PMIX_ERR_LOST_CONNECTION, {});
+    for (auto &r : requests) deliver(r.cbfunc, r.cbdata, PMIX_ERR_LOST_CONNECTION, {});
+    for (auto &gr : groups) {
+        {
+            std::lock_guard relock(g_node.mutex);
+            ++g_node.nheld_at_end;
+        }
+        gr.cbfunc(PMIX_ERR_LOST_CONNECTION, nullptr, 0, gr.cbdata, nullptr, nullptr);
+    }
+    release_groups();  // answers still held (never released by the test)
+}
+
+// --hold: an event from `from` that node TO must deliver after an UNTIL
+// event waits here (with g_node.mutex held), so that later messages on the
+// link wait too.
+void hold_event_locked(int from, pmix_status_t code, std::unique_lock<std::mutex> &lock) {
+    Hold &h = g_node.hold;
+    if (h.to != g_node.id || h.from != from || h.code != code || h.until_seen) return;
+    ++h.held;
+    if (g_node.cv.wait_for(lock, std::chrono::seconds(20), [&h] { return h.until_seen; }))
+        ++h.released_by_until;
+}
+
+void serve_peer(int from) {
+    const int fd = g_node.peers[from]->fd;
     for (;;) {
         MsgHeader h{};
         std::vector<char> payload;
-        bool ok = read_all(g_node.fd, &h, sizeof h);
+        bool ok = read_all(fd, &h, sizeof h);
         if (ok && h.length > 0) {
             payload.resize(h.length);
-            ok = read_all(g_node.fd, payload.data(), payload.size());
+            ok = read_all(fd, payload.data(), payload.size());
         }
         std::unique_lock lock(g_node.mutex);
         if (!ok) {
-            // The other node is gone: fail whatever still waits for it. An
-            // operation with both parts in is complete, not lost: the other
-            // node may answer and leave (a node whose client failed leaves
-            // at once) while our upcall, between its send and its own
-            // completion, has released the mutex.
-            g_node.peer_gone = true;
-            std::vector<std::string> fences_in;
-            for (const auto &[key, f] : g_node.fences) fences_in.push_back(key);
-            for (const auto &key : fences_in) complete_fence_locked(key, lock);
-            std::vector<std::string> groups_in;
-            for (const auto &[key, gr] : g_node.groups)
-                if (gr.have_mine && gr.have_theirs) groups_in.push_back(key);
-            for (const auto &key : groups_in) complete_group_locked(key, lock);
-            auto fences = std::move(g_node.fences);
-            auto requests = std::move(g_node.dmodex);
-            auto groups = std::move(g_node.groups);
-            g_node.groups.clear();
-            g_node.nheld_forced += static_cast<unsigned>(g_node.held.size());
-            g_node.fences.clear();
-            g_node.dmodex.clear();
-            g_node.cv.notify_all();
-            lock.unlock();
-            for (auto &[key, f] : fences) {
-                if (f.mine.in && !f.delivered)
-                    deliver(f.cbfunc, f.cbdata, PMIX_ERR_LOST_CONNECTION, {});
-            }
-            for (auto &[id, r] : requests)
-                deliver(r.cbfunc, r.cbdata, PMIX_ERR_LOST_CONNECTION, {});
-            for (auto &[key, gr] : groups) {
-                if (!gr.have_mine) continue;
-                ++g_node.nheld_at_end;  // read by run_node after this thread ends
-                gr.cbfunc(PMIX_ERR_LOST_CONNECTION, nullptr, 0, gr.cbdata, nullptr, nullptr);
-            }
-            release_groups();  // answers still held (never released by the test)
+            peer_gone(from, lock);
             return;
         }
         switch (h.type) {
@@ -720,16 +905,15 @@ void serve_peer() {
                 std::memcpy(&nended, payload.data() + at, sizeof nended);
                 at += sizeof nended;
                 if (at + nended * sizeof(pmix_rank_t) > payload.size()) break;
-                PendingFence &f = g_node.fences[key];
-                f.theirs.in = true;
-                f.theirs.status = h.status;
-                f.theirs.ended.resize(nended);
+                FencePart &part = g_node.fences[key].parts[from];
+                part.in = true;
+                part.status = h.status;
+                part.ended.resize(nended);
                 if (nended > 0)
-                    std::memcpy(f.theirs.ended.data(), payload.data() + at,
+                    std::memcpy(part.ended.data(), payload.data() + at,
                                 nended * sizeof(pmix_rank_t));
                 at += nended * sizeof(pmix_rank_t);
-                f.theirs.data.assign(payload.begin() + static_cast<std::ptrdiff_t>(at),
-                                     payload.end());
+                part.data.assign(payload.begin() + static_cast<std::ptrdiff_t>(at), payload.end());
                 complete_fence_locked(key, lock);
                 break;
             }
@@ -738,11 +922,11 @@ void serve_peer() {
                 lock.unlock();
                 pmix_proc_t proc{};
                 PMIX_LOAD_PROCID(&proc, g_node.nspace.c_str(), h.rank);
-                auto *id = new uint64_t(h.id);
-                pmix_status_t rc = PMIx_server_dmodex_request(&proc, on_dmodex_answer, id);
+                auto *asked = new DmodexAsked{from, h.id};
+                pmix_status_t rc = PMIx_server_dmodex_request(&proc, on_dmodex_answer, asked);
                 if (rc != PMIX_SUCCESS) {
-                    delete id;
-                    g_node.send(MsgType::dmodex_answer, rc, h.id, 0, nullptr, 0);
+                    delete asked;
+                    g_node.send(from, MsgType::dmodex_answer, rc, h.id, 0, nullptr, 0);
                 }
                 break;
             }
@@ -766,35 +950,41 @@ void serve_peer() {
                 std::memcpy(&nview, payload.data() + at, sizeof nview);
                 at += sizeof nview;
                 if (at + nview * sizeof(pmix_proc_t) > payload.size()) break;
-                PendingGroup &gr = g_node.groups[key];
-                gr.their_view = view;
-                gr.their_members.resize(nview);
+                GroupPart &part = g_node.groups[key].parts[from];
+                part.in = true;
+                part.view = view;
+                part.members.resize(nview);
                 if (nview > 0)  // data() of an empty vector may be NULL
-                    std::memcpy(gr.their_members.data(), payload.data() + at,
+                    std::memcpy(part.members.data(), payload.data() + at,
                                 nview * sizeof(pmix_proc_t));
                 at += nview * sizeof(pmix_proc_t);
-                gr.have_theirs = true;
-                gr.their_cid = h.id;
-                gr.their_status = h.status;
-                gr.theirs.assign(payload.begin() + static_cast<std::ptrdiff_t>(at), payload.end());
+                part.cid = h.id;
+                part.status = h.status;
+                part.data.assign(payload.begin() + static_cast<std::ptrdiff_t>(at), payload.end());
                 complete_group_locked(key, lock);
                 break;
             }
             case MsgType::event:
+                hold_event_locked(from, h.status, lock);
                 lock.unlock();
                 if (h.status == kReleaseGroups) {
                     release_groups();
                     break;
                 }
                 deliver_event(h.status, payload);
+                if (h.status == g_node.hold.until && g_node.hold.to == g_node.id) {
+                    lock.lock();
+                    g_node.hold.until_seen = true;
+                    g_node.cv.notify_all();
+                }
                 break;
             case MsgType::done:
-                g_node.peer_done = true;
+                g_node.peers[from]->done = true;
                 g_node.cv.notify_all();
                 break;
             default:
-                std::fprintf(stderr, "twonode host node%d: unknown message %u from the peer\n",
-                             g_node.id, static_cast<unsigned>(h.type));
+                std::fprintf(stderr, "twonode host node%d: unknown message %u from node%d\n",
+                             g_node.id, static_cast<unsigned>(h.type), from);
                 break;
         }
     }
@@ -813,13 +1003,21 @@ std::string node_name(int node) {
     return "node" + std::to_string(node);
 }
 
-// The job as both nodes register it; only the node-local keys differ.
+// The job as every node registers it; only the node-local keys differ.
 std::vector<pmix_info_t> job_info(int node) {
     std::vector<pmix_info_t> info;
+    std::string nodes, ppn;
+    for (int n = 0; n < g_nnodes; ++n) {
+        nodes += (n ? "," : "") + node_name(n);
+        ppn += n ? ";" : "";
+        for (int r = 0; r < kRanksPerNode; ++r)
+            ppn += (r ? "," : "") + std::to_string(n * kRanksPerNode + r);
+    }
     char *node_map = nullptr, *proc_map = nullptr;
-    PMIx_generate_regex("node0,node1", &node_map);
-    PMIx_generate_ppn("0,1;2,3", &proc_map);
-    const uint32_t size = kJobSize, nnodes = kNodes, local = kRanksPerNode, one = 1, zero = 0;
+    PMIx_generate_regex(nodes.c_str(), &node_map);
+    PMIx_generate_ppn(ppn.c_str(), &proc_map);
+    const uint32_t size = job_size(), nnodes = static_cast<uint32_t>(g_nnodes);
+    const uint32_t local = kRanksPerNode, one = 1, zero = 0;
     const uint32_t nodeid = static_cast<uint32_t>(node);
     const pmix_rank_t leader = static_cast<pmix_rank_t>(node * kRanksPerNode);
     std::string peers;
@@ -843,7 +1041,7 @@ std::vector<pmix_info_t> job_info(int node) {
     add_info(info, PMIX_LOCALLDR, &leader, PMIX_PROC_RANK);
     std::free(node_map);
     std::free(proc_map);
-    for (uint32_t r = 0; r < kJobSize; ++r) {
+    for (uint32_t r = 0; r < size; ++r) {
         std::vector<pmix_info_t> pd;
         const pmix_rank_t rank = r;
         const uint16_t lrank = static_cast<uint16_t>(r % kRanksPerNode);
@@ -868,19 +1066,29 @@ int child_status(int st) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-// A node that cannot set up its half of the job stops at once; the other node
-// sees the socket close and fails what waits for it.
+// A node that cannot set up its part of the job stops at once; the other
+// nodes see the sockets close and fail what waits for it.
 [[noreturn]] void node_failed(const std::string &me, const char *what, pmix_status_t rc) {
     std::fprintf(stderr, "%s: %s: %s\n", me.c_str(), what, PMIx_Error_string(rc));
     std::fflush(nullptr);
     std::_Exit(1);
 }
 
-int run_node(int node, int fd, const std::string &nspace, long timeout, long stagger_ms,
-             char **child_argv) {
+// Whether every other node said it is done or left; with g_node.mutex held.
+bool others_finished_locked() {
+    for (int n = 0; n < g_nnodes; ++n)
+        if (n != g_node.id && !g_node.peers[n]->done && !g_node.peers[n]->gone) return false;
+    return true;
+}
+
+int run_node(int node, const std::vector<int> &fds, const std::string &nspace, long timeout,
+             long stagger_ms, char **child_argv) {
     g_node.id = node;
-    g_node.fd = fd;
     g_node.nspace = nspace;
+    for (int n = 0; n < g_nnodes; ++n) {
+        g_node.peers.push_back(std::make_unique<Peer>());
+        g_node.peers.back()->fd = fds[static_cast<size_t>(n)];
+    }
     g_node.answer_views = std::getenv("TWONODE_NO_VIEWS") == nullptr;
     g_node.hold_groups = std::getenv("TWONODE_HOLD_GROUPS") != nullptr;
     // groupsft: TWONODE_HOLD_GROUPS=node1 holds node1's answers only, so
@@ -898,7 +1106,9 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
     module.notify_event = on_notify_event;
     pmix_status_t rc = PMIx_server_init(&module, nullptr, 0);
     if (rc != PMIX_SUCCESS) node_failed(me, "PMIx_server_init", rc);
-    std::thread reader(serve_peer);
+    std::vector<std::thread> readers;
+    for (int n = 0; n < g_nnodes; ++n)
+        if (n != node) readers.emplace_back(serve_peer, n);
     if (node == 1 && stagger_ms > 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(stagger_ms));
 
@@ -973,22 +1183,25 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
 
-    // Keep serving the other node until its clients are done too -- unless
-    // ours failed: then the job is lost, and closing the socket at once fails
-    // the other node's pending fences instead of leaving its clients hanging.
-    g_node.send(MsgType::done, 0, 0, 0, nullptr, 0);
+    // Keep serving the other nodes until their clients are done too -- unless
+    // ours failed: then the job is lost, and closing the sockets at once fails
+    // the other nodes' pending fences instead of leaving their clients hanging.
+    for (int n = 0; n < g_nnodes; ++n)
+        if (n != node) g_node.send(n, MsgType::done, 0, 0, 0, nullptr, 0);
     if (status == 0) {
         std::unique_lock lock(g_node.mutex);
-        g_node.cv.wait_until(lock, deadline + std::chrono::seconds(5),
-                             [] { return g_node.peer_done || g_node.peer_gone; });
+        g_node.cv.wait_until(lock, deadline + std::chrono::seconds(5), others_finished_locked);
     }
-    shutdown(fd, SHUT_WR);  // the peer's reader sees the end, and so does ours
-    reader.join();
+    // Each reader sees its link end once the other node shut it too.
+    for (int n = 0; n < g_nnodes; ++n)
+        if (n != node) shutdown(g_node.peers[n]->fd, SHUT_WR);
+    for (auto &t : readers) t.join();
 
     for (const auto &proc : local) PMIx_server_deregister_client(&proc, nullptr, nullptr);
     PMIx_server_deregister_nspace(ns, nullptr, nullptr);
     PMIx_server_finalize();
-    close(fd);
+    for (int n = 0; n < g_nnodes; ++n)
+        if (n != node) close(g_node.peers[n]->fd);
     std::printf("%s: fences %u (with data %u, %zu bytes), dmodex asked %u, served %u\n", me.c_str(),
                 g_node.nfences, g_node.nfences_with_data, g_node.fence_bytes, g_node.nasked,
                 g_node.nserved);
@@ -1007,14 +1220,55 @@ int run_node(int node, int fd, const std::string &nspace, long timeout, long sta
     if (g_node.nheld_at_end + g_node.nheld_forced > 0)
         std::printf("%s: group operations held %u\n", me.c_str(),
                     g_node.nheld_at_end + g_node.nheld_forced);
+    if (g_node.hold.held > 0)
+        std::printf("%s: held %u events from node%d (released by %s %u)\n", me.c_str(),
+                    g_node.hold.held, g_node.hold.from, g_node.hold.until_name.c_str(),
+                    g_node.hold.released_by_until);
     std::fflush(stdout);
     return status;
 }
 
 int usage() {
-    std::fputs("usage: twonode_host [--timeout SECONDS] [--stagger MS] program [args...]\n",
-               stderr);
+    std::fputs(
+        "usage: twonode_host [--nodes N] [--timeout SECONDS] [--stagger MS]\n"
+        "                    [--hold FROM:TO:CODE:UNTIL] program [args...]\n",
+        stderr);
     return 2;
+}
+
+// A status by its name (PMIx_Error_string) or number; false if neither.
+bool parse_status(const std::string &text, pmix_status_t &out) {
+    char *end = nullptr;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (!text.empty() && *end == '\0') {
+        out = static_cast<pmix_status_t>(v);
+        return true;
+    }
+    for (pmix_status_t c = 0; c > -2000; --c) {
+        if (text == PMIx_Error_string(c)) {
+            out = c;
+            return true;
+        }
+    }
+    return false;
+}
+
+// --hold FROM:TO:CODE:UNTIL
+bool parse_hold(const std::string &spec, Hold &h) {
+    std::vector<std::string> parts;
+    size_t at = 0;
+    for (size_t colon; (colon = spec.find(':', at)) != std::string::npos; at = colon + 1)
+        parts.push_back(spec.substr(at, colon - at));
+    parts.push_back(spec.substr(at));
+    if (parts.size() != 4) return false;
+    char *end = nullptr;
+    h.from = static_cast<int>(std::strtol(parts[0].c_str(), &end, 10));
+    if (parts[0].empty() || *end != '\0') return false;
+    h.to = static_cast<int>(std::strtol(parts[1].c_str(), &end, 10));
+    if (parts[1].empty() || *end != '\0') return false;
+    h.until_name = parts[3];
+    return parse_status(parts[2], h.code) && parse_status(parts[3], h.until) && h.from != h.to &&
+           h.from >= 0 && h.to >= 0;
 }
 
 }  // namespace
@@ -1023,6 +1277,10 @@ int main(int argc, char **argv) {
     long timeout = 60, stagger_ms = 0;
     int i = 1;
     for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+        if (std::strcmp(argv[i], "--hold") == 0) {
+            if (!parse_hold(argv[i + 1], g_node.hold)) return usage();
+            continue;
+        }
         char *end = nullptr;
         const long v = std::strtol(argv[i + 1], &end, 10);
         if (*end != '\0') return usage();
@@ -1030,11 +1288,13 @@ int main(int argc, char **argv) {
             timeout = v;
         } else if (std::strcmp(argv[i], "--stagger") == 0 && v >= 0) {
             stagger_ms = v;
+        } else if (std::strcmp(argv[i], "--nodes") == 0 && v >= 2 && v <= kMaxNodes) {
+            g_nnodes = static_cast<int>(v);
         } else {
             return usage();
         }
     }
-    if (i >= argc) return usage();
+    if (i >= argc || g_node.hold.from >= g_nnodes || g_node.hold.to >= g_nnodes) return usage();
     if (access(argv[i], X_OK) != 0) {
         std::fprintf(stderr, "twonode_host: cannot run %s\n", argv[i]);
         return 127;
@@ -1043,31 +1303,45 @@ int main(int argc, char **argv) {
     child_argv.push_back(nullptr);
     const std::string nspace = "twonode." + std::to_string(getpid());
 
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
-        std::perror("twonode_host: socketpair");
-        return 1;
+    // fds[a][b]: node a's end of the link between a and b.
+    std::vector<std::vector<int>> fds(static_cast<size_t>(g_nnodes),
+                                      std::vector<int>(static_cast<size_t>(g_nnodes), -1));
+    for (int a = 0; a < g_nnodes; ++a) {
+        for (int b = a + 1; b < g_nnodes; ++b) {
+            int sv[2];
+            if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+                std::perror("twonode_host: socketpair");
+                return 1;
+            }
+            fds[a][b] = sv[0];
+            fds[b][a] = sv[1];
+        }
     }
+    auto close_all_but = [&fds](int keep) {
+        for (int a = 0; a < g_nnodes; ++a)
+            for (int fd : fds[static_cast<size_t>(a)])
+                if (a != keep && fd >= 0) close(fd);
+    };
     std::fflush(stdout);
-    pid_t nodes[kNodes];
-    for (int n = 0; n < kNodes; ++n) {
+    std::vector<pid_t> nodes(static_cast<size_t>(g_nnodes), -1);
+    for (int n = 0; n < g_nnodes; ++n) {
         nodes[n] = fork();
         if (nodes[n] == 0) {
-            close(sv[1 - n]);
-            std::exit(run_node(n, sv[n], nspace, timeout, stagger_ms, child_argv.data()));
+            close_all_but(n);
+            std::exit(run_node(n, fds[static_cast<size_t>(n)], nspace, timeout, stagger_ms,
+                               child_argv.data()));
         }
         if (nodes[n] < 0) {
             std::perror("twonode_host: fork");
             return 1;
         }
     }
-    close(sv[0]);
-    close(sv[1]);
+    close_all_but(-1);
 
     // Each node bounds its own wait; this is the last resort.
     using clock = std::chrono::steady_clock;
     const auto deadline = clock::now() + std::chrono::seconds(timeout + 20);
-    int status = 0, remaining = kNodes;
+    int status = 0, remaining = g_nnodes;
     while (remaining > 0) {
         int st = 0;
         pid_t pid = waitpid(-1, &st, WNOHANG);
