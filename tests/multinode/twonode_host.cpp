@@ -43,8 +43,10 @@
 // PMIX_LOCAL_COLLECTIVE_STATUS is an error (the fence failed on that server
 // before its hand-over) ends the fence with that error on every node.
 //
-// A node whose clients all exited 0 stays until every other node said it is
-// done (or left); one whose client failed leaves at once.
+// A node stays until its own clients ended and every other node said it is
+// done (or left), as a resource manager's daemon stays while the job runs
+// elsewhere: a server may still have messages to send for its dead clients
+// (an election's vote), and the others' operations may still need it.
 //
 // --nodes N runs N nodes (2 to 8): three-server tests use --nodes 3.
 //
@@ -1183,12 +1185,14 @@ int run_node(int node, const std::vector<int> &fds, const std::string &nspace, l
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
 
-    // Keep serving the other nodes until their clients are done too -- unless
-    // ours failed: then the job is lost, and closing the sockets at once fails
-    // the other nodes' pending fences instead of leaving their clients hanging.
+    // Keep serving the other nodes until their clients are done too, also
+    // when ours failed: a resource manager's daemon stays while the job runs
+    // elsewhere. Our server may still have to speak for its dead clients (an
+    // election's vote once its last voter died), and a node that left at once
+    // made the other nodes' servers wait for that message for ever.
     for (int n = 0; n < g_nnodes; ++n)
         if (n != node) g_node.send(n, MsgType::done, 0, 0, 0, nullptr, 0);
-    if (status == 0) {
+    {
         std::unique_lock lock(g_node.mutex);
         g_node.cv.wait_until(lock, deadline + std::chrono::seconds(5), others_finished_locked);
     }
