@@ -71,7 +71,14 @@
  *        group_invite_client leader-fails-voter-dies - the leader dies after
  *                                       1, 2 accepted; rank 1 (node0) dies in
  *                                       its LEADER_FAILED handler: rank 2
- *                                       (node1) leads 2,3 (groupsft) */
+ *                                       (node1) leads 2,3 (groupsft)
+ *        group_invite_client leader-fails-three-servers - twonode_host
+ *                                       --nodes 3: the leader (node0) invites
+ *                                       1 (node0), 2 (node1), 4 (node2) with a
+ *                                       context id and dies once 1, 2
+ *                                       accepted; the three servers elect the
+ *                                       volunteer 2: it leads 2,1,4, one
+ *                                       context id (groups3) */
 #include <signal.h>
 #include <string.h>
 
@@ -193,7 +200,8 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             if ((strcmp(mode, "leader-fails-abort") == 0 && me.rank == 3) ||
                 (strcmp(mode, "leader-fails-abort-node0") == 0 && me.rank == 1))
                 answer = PMIX_GROUP_CONSTRUCT_ABORT;
-            if ((strcmp(mode, "leader-fails") == 0 || strcmp(mode, "leader-fails-across") == 0) &&
+            if ((strcmp(mode, "leader-fails") == 0 || strcmp(mode, "leader-fails-across") == 0 ||
+                 strcmp(mode, "leader-fails-three-servers") == 0) &&
                 me.rank == 2) {
                 bool yes = true;
                 PMIX_INFO_LOAD(&volunteer, PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
@@ -511,13 +519,19 @@ static void mode_abort_event(void) {
     printf("invite abort event ok\n");
 }
 
-static void mode_leader_fails(int volunteer, int cid) {
+/* three: under twonode_host --nodes 3 (ranks 0, 1 on node0, 2, 3 on node1,
+ * 4, 5 on node2): the invitees are 1, 2 and 4, one per server, rank 4
+ * answers the new leader only, and ranks 3, 5 take no part. */
+static void mode_leader_fails(int volunteer, int cid, int three) {
     pmix_info_t *results = NULL;
     size_t nresults = 0;
     char members[128] = "";
     const pmix_rank_t expected = volunteer ? 2 : 1;
+    const pmix_rank_t late = three ? 4 : 3; /* joins the new leader */
+    if (three && nprocs != 6) FAIL("leader-fails-three-servers needs 6 ranks");
+    if (three && (me.rank == 3 || me.rank == 5)) return;
     if (me.rank == 0) {
-        const pmix_rank_t list[] = {1, 2, 3};
+        const pmix_rank_t list[] = {1, 2, late};
         pmix_proc_t *procs = ranks(list, 3);
         pmix_info_t dir;
         bool yes = true;
@@ -526,7 +540,7 @@ static void mode_leader_fails(int volunteer, int cid) {
         FAIL("the leader's invite returned");
     }
     wait_flag(&invited);
-    if (me.rank == 3) {
+    if (me.rank == late) {
         wait_flag(&selected); /* answers the new leader only */
         if (new_leader.rank != expected) FAIL("LEADER_SELECTED names rank %u", new_leader.rank);
         CHECK(PMIx_Group_join(GRP, &new_leader, PMIX_GROUP_ACCEPT, NULL, 0, &results, &nresults),
@@ -539,7 +553,7 @@ static void mode_leader_fails(int volunteer, int cid) {
     wait_flag(&selected);
     if (new_leader.rank != expected) FAIL("LEADER_SELECTED names rank %u", new_leader.rank);
     membership(results, nresults, members, sizeof members);
-    const char *want = volunteer ? "2,1,3" : "1,2,3";
+    const char *want = three ? "2,1,4" : volunteer ? "2,1,3" : "1,2,3";
     if (strcmp(members, want) != 0) FAIL("membership %s, not %s", members, want);
     if (cid) {
         /* One context id for the members of both servers: each sends its
@@ -667,7 +681,8 @@ int main(int argc, char **argv) {
                 "usage: group_invite_client accept|decline|dies|timeout|optional-timeout|"
                 "abort|abort-event|leader-fails|leader-fails-default|leader-fails-across|"
                 "leader-fails-across-default|leader-fails-abort|leader-fails-abort-node0|"
-                "leader-fails-timeout|leader-fails-timeout-node0|leader-fails-voter-dies\n");
+                "leader-fails-timeout|leader-fails-timeout-node0|leader-fails-voter-dies|"
+                "leader-fails-three-servers\n");
         return 2;
     }
     mode = argv[1];
@@ -699,15 +714,17 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "abort-event") == 0) {
         mode_abort_event();
     } else if (strcmp(mode, "leader-fails") == 0) {
-        mode_leader_fails(1, 0);
+        mode_leader_fails(1, 0, 0);
     } else if (strcmp(mode, "leader-fails-default") == 0) {
-        mode_leader_fails(0, 0);
+        mode_leader_fails(0, 0, 0);
     } else if (strcmp(mode, "leader-fails-voter-dies") == 0) {
         mode_leader_fails_voter_dies();
     } else if (strcmp(mode, "leader-fails-across") == 0) {
-        mode_leader_fails(1, 1);
+        mode_leader_fails(1, 1, 0);
     } else if (strcmp(mode, "leader-fails-across-default") == 0) {
-        mode_leader_fails(0, 1);
+        mode_leader_fails(0, 1, 0);
+    } else if (strcmp(mode, "leader-fails-three-servers") == 0) {
+        mode_leader_fails(1, 1, 1);
     } else if (strcmp(mode, "leader-fails-abort") == 0) {
         mode_leader_fails_abort(3);
     } else if (strcmp(mode, "leader-fails-abort-node0") == 0) {
