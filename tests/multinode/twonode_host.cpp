@@ -1240,7 +1240,8 @@ int usage() {
     return 2;
 }
 
-// A status by its name (PMIx_Error_string) or number; false if neither.
+// A status by its number or its name: PMIX_GROUP_MEMBER_FAILED, or as
+// PMIx_Error_string says it (GROUP-MEMBER-FAILED); false if neither.
 bool parse_status(const std::string &text, pmix_status_t &out) {
     char *end = nullptr;
     const long v = std::strtol(text.c_str(), &end, 10);
@@ -1248,8 +1249,16 @@ bool parse_status(const std::string &text, pmix_status_t &out) {
         out = static_cast<pmix_status_t>(v);
         return true;
     }
+    std::string name = text;
+    for (const char *prefix : {"PMIX_ERR_", "PMIX_"}) {
+        if (name.rfind(prefix, 0) == 0) {
+            name.erase(0, std::strlen(prefix));
+            break;
+        }
+    }
+    std::replace(name.begin(), name.end(), '_', '-');
     for (pmix_status_t c = 0; c > -2000; --c) {
-        if (text == PMIx_Error_string(c)) {
+        if (name == PMIx_Error_string(c)) {
             out = c;
             return true;
         }
