@@ -522,7 +522,17 @@ bool GroupBootstrap::ask_declared(const std::string &id, Boot &b, const ProcKey 
     b.gone.insert(who);  // left out unless a leader aborts
     log()->info("server: group {}: bootstrap participant {} ended; {} leaders decide", id,
                 describe(who), asked.size());
-    b.undecided[who] = std::move(asked);
+    // Leaders elsewhere whose "go on" reached this server before the
+    // question did: decided already.
+    if (auto early = b.decided_early.find(who); early != b.decided_early.end()) {
+        for (const auto &l : early->second) {
+            if (asked.erase(l) != 0)
+                log()->info("server: group {}: leader {} had gone on without {} already", id,
+                            describe(l), describe(who));
+        }
+        b.decided_early.erase(early);
+    }
+    if (!asked.empty()) b.undecided[who] = std::move(asked);
     return true;
 }
 
@@ -558,6 +568,14 @@ void GroupBootstrap::raise_abort(const std::string &id, const Boot &b, const pmi
 void GroupBootstrap::leader_decided(const std::string &id, Boot &b, const ProcKey &leader,
                                     const ProcKey &about, bool abort, bool here) {
     auto u = b.undecided.find(about);
+    if (u == b.undecided.end() && !here && !abort && b.gone.count(about) == 0) {
+        // Not asked here yet: the participant's server's question is still
+        // on its way (another link); kept until it comes.
+        log()->info("server: group {}: leader {} goes on without {} before this server was asked",
+                    id, describe(leader), describe(about));
+        b.decided_early[about].insert(leader);
+        return;
+    }
     if (u == b.undecided.end() || u->second.erase(leader) == 0) return;  // answered already
     const pmix_proc_t source = proc_of(leader);
     if (abort) {

@@ -97,6 +97,12 @@ class GroupBootstrap {
         std::set<ProcKey> declared;
         std::set<ProcKey> remote_declared;
         std::map<ProcKey, std::set<ProcKey>> undecided;
+        // Decisions ("go on") of leaders served elsewhere about a
+        // participant this server was not asked about yet: with three
+        // servers or more, a leader's server may decide (told by the
+        // participant's server) before that server's question reaches this
+        // one. Applied when the question comes (ask_declared).
+        std::map<ProcKey, std::set<ProcKey>> decided_early;
         bool any_declared() const { return !declared.empty() || !remote_declared.empty(); }
         // A named process that has neither called nor been left out.
         bool awaited(const ProcKey &k) const {
@@ -141,8 +147,9 @@ class GroupBootstrap {
     void participant_lost(const std::string &id, const ProcKey &who, bool tell,
                           bool decide = false);
     // PMIX_GROUP_MEMBER_FAILED about `who` to the declared leaders served
-    // here (not `who`), awaiting the ones served elsewhere too: false when
-    // none could be asked or awaited.
+    // here (not `who`), awaiting the ones served elsewhere too (but those
+    // whose decision came first, decided_early): false when none could be
+    // asked or awaited.
     bool ask_declared(const std::string &id, Boot &b, const ProcKey &who);
     // Declared leader `leader` decided about `about` (`abort`: it aborts),
     // through its handlers here (`here`: the other servers are told) or at

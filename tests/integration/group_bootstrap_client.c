@@ -62,7 +62,10 @@
  *        group_bootstrap_client across-leader-continue | across-leader-abort -
  *                                           as leader-continue / leader-abort,
  *                                           rank 3 on node1, the leader on
- *                                           node0: the decision crosses servers
+ *                                           node0: the decision crosses servers;
+ *                                           with 6 ranks (twonode_host --nodes
+ *                                           3) the leader adds 1-5 and rank 5
+ *                                           (node2) dies: the group is 0-4
  *        group_bootstrap_client across-leader-dies - rank 0, the only
  *                                           declared leader, names 1, 2, 3 and
  *                                           dies before rank 3 called:
@@ -411,8 +414,35 @@ static void mode_optional_late(void) {
 /* ---- PMIX_GROUP_LEADER in a bootstrap construct (one server) ---- */
 
 static atomic_int failed_about = -1; /* PMIX_GROUP_MEMBER_FAILED: the affected rank */
-static atomic_int abort_seen, update3_seen;
+/* reduced_update_seen: PMIX_GROUP_MEMBERSHIP_UPDATE with every rank but the last */
+static atomic_int abort_seen, reduced_update_seen;
 static int leader_aborts;
+
+/* across with 6 ranks: after the leader's decision, a relay of events
+ * 0 -> 4 (node2) -> 3 (node1), and rank 3 calls only then. The relay's last
+ * hop crosses node2's link to node1 behind node2's question about rank 5
+ * (PMIX_GROUP_MEMBER_FAILED), so node1's server has both the question and
+ * the leader's decision before rank 3 calls: it is not with the host yet,
+ * and must have applied the decision itself. */
+static const pmix_status_t kRelayEvent = PMIX_EXTERNAL_ERR_BASE - 145;
+static int relay; /* the 6-rank form */
+static atomic_int relay_seen;
+
+static void relay_sent(pmix_status_t status, void *cbdata) {
+    (void)cbdata;
+    if (status != PMIX_SUCCESS) FAIL("relay: %s", PMIx_Error_string(status));
+}
+
+/* Non-blocking: called from an event handler. */
+static void relay_to(pmix_rank_t rank) {
+    pmix_proc_t to;
+    pmix_info_t info;
+    PMIX_LOAD_PROCID(&to, me.nspace, rank);
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_CUSTOM_RANGE, &to, PMIX_PROC);
+    CHECK(PMIx_Notify_event(kRelayEvent, &me, PMIX_RANGE_CUSTOM, &info, 1, relay_sent, NULL),
+          "Notify_event (relay)");
+    PMIX_INFO_DESTRUCT(&info);
+}
 
 static void leader_handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
                            pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
@@ -425,12 +455,15 @@ static void leader_handler(size_t id, pmix_status_t status, const pmix_proc_t *s
             atomic_store(&failed_about, (int)info[i].value.data.proc->rank);
         if (status == PMIX_GROUP_MEMBERSHIP_UPDATE &&
             PMIX_CHECK_KEY(&info[i], PMIX_GROUP_MEMBERSHIP) &&
-            info[i].value.type == PMIX_DATA_ARRAY && info[i].value.data.darray->size == 3)
-            atomic_store(&update3_seen, 1);
+            info[i].value.type == PMIX_DATA_ARRAY && info[i].value.data.darray->size == nprocs - 1)
+            atomic_store(&reduced_update_seen, 1);
     }
     if (status == PMIX_GROUP_MEMBER_FAILED && leader_aborts) answer = PMIX_GROUP_CONSTRUCT_ABORT;
     if (status == PMIX_GROUP_CONSTRUCT_ABORT) atomic_store(&abort_seen, 1);
     if (cbfunc != NULL) cbfunc(answer, NULL, 0, NULL, NULL, cbdata);
+    if (relay && status == PMIX_GROUP_MEMBER_FAILED) relay_to(4); /* after the decision */
+    if (relay && status == kRelayEvent && me.rank == 4) relay_to(3);
+    if (relay && status == kRelayEvent && me.rank == 3) atomic_store(&relay_seen, 1);
 }
 
 static int results_say_leader(const pmix_info_t *results, size_t nresults) {
@@ -442,14 +475,18 @@ static int results_say_leader(const pmix_info_t *results, size_t nresults) {
 
 /* across: under twonode_host (rank 0 on node0, rank 3 on node1): the
  * leader's decision crosses the servers; no fence over the group (that host
- * fences whole jobs only). */
+ * fences whole jobs only). With 6 ranks (twonode_host --nodes 3: rank 5 on
+ * node2), the leader adds 1-5 and rank 5 dies: the group is 0-4. */
 static void mode_leader_decides(int abort_it, int across) {
-    if (nprocs != 4) FAIL("leader-continue / leader-abort need 4 ranks");
-    if (me.rank == 3) raise(SIGKILL);
+    if (nprocs != 4 && !(across && nprocs == 6))
+        FAIL("leader-continue / leader-abort need 4 ranks (across: or 6)");
+    const uint32_t last = nprocs - 1; /* dies */
+    if (me.rank == last) raise(SIGKILL);
     leader_aborts = abort_it;
+    relay = nprocs == 6 && !abort_it;
     pmix_status_t codes[] = {PMIX_GROUP_MEMBER_FAILED, PMIX_GROUP_CONSTRUCT_ABORT,
-                             PMIX_GROUP_MEMBERSHIP_UPDATE};
-    group_register(codes, 3, NULL, 0, leader_handler);
+                             PMIX_GROUP_MEMBERSHIP_UPDATE, kRelayEvent};
+    group_register(codes, 4, NULL, 0, leader_handler);
     char text[64];
     snprintf(text, sizeof text, "rank %u", me.rank);
     put_commit("boot.key", text);
@@ -459,24 +496,26 @@ static void mode_leader_decides(int abort_it, int across) {
     size_t n = 0;
     int timeout = 30;
     bool yes = true;
-    pmix_proc_t adds[3];
-    pmix_data_array_t darray = {PMIX_PROC, 3, adds};
+    pmix_proc_t adds[5];
+    pmix_data_array_t darray = {PMIX_PROC, last, adds};
     PMIX_INFO_LOAD(&info[n++], PMIX_TIMEOUT, &timeout, PMIX_INT);
     if (me.rank == 0) {
         load_bootstrap(&info[n++], 1);
-        for (uint32_t k = 0; k < 3; ++k) PMIX_LOAD_PROCID(&adds[k], me.nspace, k + 1);
+        for (uint32_t k = 0; k < last; ++k) PMIX_LOAD_PROCID(&adds[k], me.nspace, k + 1);
         PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_ADD_MEMBERS, &darray, PMIX_DATA_ARRAY);
         PMIX_INFO_LOAD(&info[n++], PMIX_GROUP_LEADER, &yes, PMIX_BOOL);
     }
     pmix_info_t *results = NULL;
     size_t nresults = 0;
+    if (relay && me.rank == 3)
+        while (!atomic_load(&relay_seen)) usleep(1000); /* bounded by alarm() */
     pmix_status_t rc = PMIx_Group_construct(grp, me.rank == 0 ? &me : NULL, me.rank == 0 ? 1 : 0,
                                             info, n, &results, &nresults);
     for (size_t i = 0; i < n; ++i) PMIX_INFO_DESTRUCT(&info[i]);
     const pmix_status_t want = abort_it ? PMIX_GROUP_CONSTRUCT_ABORT : PMIX_ERR_PARTIAL_SUCCESS;
     if (rc != want) FAIL("construct: %s", PMIx_Error_string(rc));
-    if (me.rank == 0 && atomic_load(&failed_about) != 3)
-        FAIL("the leader had no PMIX_GROUP_MEMBER_FAILED about rank 3");
+    if (me.rank == 0 && atomic_load(&failed_about) != (int)last)
+        FAIL("the leader had no PMIX_GROUP_MEMBER_FAILED about rank %u", last);
     if (me.rank != 0 && atomic_load(&failed_about) != -1)
         FAIL("an add member got PMIX_GROUP_MEMBER_FAILED");
     if (abort_it) {
@@ -486,15 +525,15 @@ static void mode_leader_decides(int abort_it, int across) {
         printf("bootstrap leader abort ok\n");
         return;
     }
-    check_results(grp, 0, 3, results, nresults);
+    check_results(grp, 0, last, results, nresults);
     if (results_say_leader(results, nresults) != (me.rank == 0))
         FAIL("PMIX_GROUP_LEADER in the results of rank %u is wrong", me.rank);
     PMIX_INFO_FREE(results, nresults);
-    while (!atomic_load(&update3_seen)) usleep(1000); /* bounded by alarm() */
+    while (!atomic_load(&reduced_update_seen)) usleep(1000); /* bounded by alarm() */
     if (!across) {
         use_group(grp, 0, 3);
     } else {
-        for (uint32_t g = 0; g < 3; ++g) {
+        for (uint32_t g = 0; g < last; ++g) {
             pmix_proc_t real, by_group;
             PMIX_LOAD_PROCID(&real, me.nspace, g);
             PMIX_LOAD_PROCID(&by_group, grp, g);
@@ -504,7 +543,7 @@ static void mode_leader_decides(int abort_it, int across) {
         }
         CHECK(PMIx_Group_destruct(grp, NULL, 0), "destruct");
     }
-    printf("bootstrap leader went on ok: 3 members\n");
+    printf("bootstrap leader went on ok: %u members\n", last);
 }
 
 /* ---- across the two servers of tests/multinode/twonode_host ---- */
@@ -809,7 +848,7 @@ static void mode_across_two_leaders(void) {
         FAIL("an add member got PMIX_GROUP_MEMBER_FAILED");
     if (two.leader != leader) FAIL("PMIX_GROUP_LEADER in the results of rank %u is wrong", me.rank);
     if (strcmp(two.members, "0,1,2") != 0) FAIL("membership %s, not 0,1,2", two.members);
-    while (!atomic_load(&update3_seen)) usleep(1000); /* bounded by alarm() */
+    while (!atomic_load(&reduced_update_seen)) usleep(1000); /* bounded by alarm() */
     for (uint32_t g = 0; g < 3; ++g) {
         pmix_proc_t real;
         PMIX_LOAD_PROCID(&real, me.nspace, g);
