@@ -55,8 +55,10 @@
 // (from any node), or after 20 s: the link from FROM to TO is slow for that
 // message (later messages on that link wait behind it, in order). CODE and
 // UNTIL are status names (PMIX_GROUP_MEMBER_FAILED) or numbers. A test thus
-// makes one message overtake another deterministically; node TO prints
-//   twonode host nodeTO: held H events from nodeFROM (released by UNTIL R)
+// makes one message overtake another deterministically; node TO prints how
+// many CODE events from FROM it delivered after an UNTIL (A) and how many of
+// them had to wait (H; the others came late by themselves):
+//   twonode host nodeTO: delivered A events from nodeFROM after UNTIL (held H)
 //
 // TWONODE_NO_VIEWS (environment) makes the group answer carry the endpoint
 // data only, never PMIX_GROUP_MEMBERSHIP (a host that does not combine views).
@@ -237,7 +239,8 @@ struct Hold {
     pmix_status_t code = 0, until = 0;
     std::string until_name;
     bool until_seen = false;  // under Node::mutex
-    unsigned held = 0, released_by_until = 0;
+    unsigned held = 0;        // had to wait
+    unsigned after = 0;       // delivered after an UNTIL (held or not)
 };
 
 struct Node {
@@ -875,10 +878,12 @@ void peer_gone(int from, std::unique_lock<std::mutex> &lock) {
 // link wait too.
 void hold_event_locked(int from, pmix_status_t code, std::unique_lock<std::mutex> &lock) {
     Hold &h = g_node.hold;
-    if (h.to != g_node.id || h.from != from || h.code != code || h.until_seen) return;
-    ++h.held;
-    if (g_node.cv.wait_for(lock, std::chrono::seconds(20), [&h] { return h.until_seen; }))
-        ++h.released_by_until;
+    if (h.to != g_node.id || h.from != from || h.code != code) return;
+    if (!h.until_seen) {
+        ++h.held;
+        g_node.cv.wait_for(lock, std::chrono::seconds(20), [&h] { return h.until_seen; });
+    }
+    if (h.until_seen) ++h.after;
 }
 
 void serve_peer(int from) {
@@ -1224,10 +1229,10 @@ int run_node(int node, const std::vector<int> &fds, const std::string &nspace, l
     if (g_node.nheld_at_end + g_node.nheld_forced > 0)
         std::printf("%s: group operations held %u\n", me.c_str(),
                     g_node.nheld_at_end + g_node.nheld_forced);
-    if (g_node.hold.held > 0)
-        std::printf("%s: held %u events from node%d (released by %s %u)\n", me.c_str(),
-                    g_node.hold.held, g_node.hold.from, g_node.hold.until_name.c_str(),
-                    g_node.hold.released_by_until);
+    if (g_node.hold.to == node)
+        std::printf("%s: delivered %u events from node%d after %s (held %u)\n", me.c_str(),
+                    g_node.hold.after, g_node.hold.from, g_node.hold.until_name.c_str(),
+                    g_node.hold.held);
     std::fflush(stdout);
     return status;
 }
