@@ -78,7 +78,13 @@
  *                                       context id and dies once 1, 2
  *                                       accepted; the three servers elect the
  *                                       volunteer 2: it leads 2,1,4, one
- *                                       context id (groups3) */
+ *                                       context id (groups3)
+ *        group_invite_client leader-fails-abort-three-servers - as
+ *                                       leader-fails-three-servers, rank 4
+ *                                       (node2) aborts in its LEADER_FAILED
+ *                                       handler: every join returns
+ *                                       PMIX_GROUP_CONSTRUCT_ABORT, each
+ *                                       participant was asked once (groups3) */
 #include <signal.h>
 #include <string.h>
 
@@ -114,6 +120,41 @@ static int holds_vote(void) {
 static const pmix_status_t kCidEvent = PMIX_EXTERNAL_ERR_BASE - 142;
 static _Atomic int cids_seen = 0;
 static size_t cids[8]; /* the others' (written before cids_seen counts them) */
+
+/* leader-fails-abort-three-servers: rank 4 (node2) aborts only once node1's
+ * vote has left: rank 2 (node1), having voted, relays an event through rank 1
+ * (node0) to rank 4 (not over node1's link to node2, where the test host
+ * holds node1's vote until node2 sent its abort). */
+static const pmix_status_t kRelayEvent = PMIX_EXTERNAL_ERR_BASE - 146;
+static pmix_event_notification_cbfunc_fn_t abort_cbfunc = NULL;
+static void *abort_cbdata = NULL;
+static int relay_seen = 0; /* both on the progress thread */
+
+static void relay_sent(pmix_status_t status, void *cbdata) {
+    (void)cbdata;
+    if (status != PMIX_SUCCESS) FAIL("relay: %s", PMIx_Error_string(status));
+}
+
+/* Non-blocking: called from an event handler. */
+static void relay_to(pmix_rank_t rank) {
+    pmix_proc_t to;
+    pmix_info_t info[2];
+    PMIX_LOAD_PROCID(&to, me.nspace, rank);
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_CUSTOM_RANGE, &to, PMIX_PROC);
+    PMIX_INFO_LOAD(&info[1], PMIX_GROUP_ID, GRP, PMIX_STRING);
+    CHECK(PMIx_Notify_event(kRelayEvent, &me, PMIX_RANGE_CUSTOM, info, 2, relay_sent, NULL),
+          "Notify_event (relay)");
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+}
+
+/* Rank 4's abort, once it was asked and the relay came (either order). */
+static void abort_when_relayed(void) {
+    if (abort_cbfunc == NULL || !relay_seen) return;
+    pmix_event_notification_cbfunc_fn_t cbfunc = abort_cbfunc;
+    abort_cbfunc = NULL;
+    cbfunc(PMIX_GROUP_CONSTRUCT_ABORT, NULL, 0, NULL, NULL, abort_cbdata);
+}
 
 static int is_our_group(const pmix_info_t info[], size_t ninfo) {
     for (size_t i = 0; i < ninfo; ++i)
@@ -194,9 +235,16 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             aborted = 1;
             break;
         case PMIX_GROUP_LEADER_FAILED:
-            leader_failed = 1;
+            ++leader_failed; /* a count: each participant is asked once */
             /* groupsft: the lowest-ranked voter, which would lead, dies. */
             if (strcmp(mode, "leader-fails-voter-dies") == 0 && me.rank == 1) raise(SIGKILL);
+            if (strcmp(mode, "leader-fails-abort-three-servers") == 0 && me.rank == 4 &&
+                cbfunc != NULL) {
+                abort_cbfunc = cbfunc;
+                abort_cbdata = cbdata;
+                abort_when_relayed();
+                return; /* answered once the relay came */
+            }
             if ((strcmp(mode, "leader-fails-abort") == 0 && me.rank == 3) ||
                 (strcmp(mode, "leader-fails-abort-node0") == 0 && me.rank == 1))
                 answer = PMIX_GROUP_CONSTRUCT_ABORT;
@@ -216,6 +264,14 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
             }
             break;
         default:
+            if (status == kRelayEvent) {
+                if (me.rank == 1) relay_to(4);
+                if (me.rank == 4) {
+                    relay_seen = 1;
+                    abort_when_relayed();
+                }
+                break;
+            }
             if (status != kCidEvent || source->rank == me.rank) break;
             if (cids_seen >= 8) break;
             cids[cids_seen] = SIZE_MAX;
@@ -230,13 +286,23 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
     }
 done:
     if (cbfunc != NULL) cbfunc(answer, out, nout, NULL, NULL, cbdata);
+    /* After its answer (node1's vote goes out first). */
+    if (status == PMIX_GROUP_LEADER_FAILED && me.rank == 2 &&
+        strcmp(mode, "leader-fails-abort-three-servers") == 0)
+        relay_to(1);
 }
 
 static void register_all(void) {
-    pmix_status_t codes[] = {
-        PMIX_GROUP_INVITED,       PMIX_GROUP_INVITE_ACCEPTED,    PMIX_GROUP_INVITE_DECLINED,
-        PMIX_GROUP_INVITE_FAILED, PMIX_GROUP_CONSTRUCT_COMPLETE, PMIX_GROUP_CONSTRUCT_ABORT,
-        PMIX_GROUP_LEADER_FAILED, PMIX_GROUP_LEADER_SELECTED,    kCidEvent};
+    pmix_status_t codes[] = {PMIX_GROUP_INVITED,
+                             PMIX_GROUP_INVITE_ACCEPTED,
+                             PMIX_GROUP_INVITE_DECLINED,
+                             PMIX_GROUP_INVITE_FAILED,
+                             PMIX_GROUP_CONSTRUCT_COMPLETE,
+                             PMIX_GROUP_CONSTRUCT_ABORT,
+                             PMIX_GROUP_LEADER_FAILED,
+                             PMIX_GROUP_LEADER_SELECTED,
+                             kCidEvent,
+                             kRelayEvent};
     group_register(codes, sizeof codes / sizeof codes[0], NULL, 0, on_event);
 }
 
@@ -583,16 +649,21 @@ static void mode_leader_fails(int volunteer, int cid, int three) {
 /* The leader dies after ranks 1 (node0) and 2 (node1) accepted; rank 3
  * (node1) / rank 1 (node0) aborts from its LEADER_FAILED handler: every
  * participant's call returns PMIX_GROUP_CONSTRUCT_ABORT, on both servers. */
-static void mode_leader_fails_abort(pmix_rank_t aborter) {
+/* three (twonode_host --nodes 3): the invitees are 1 (node0), 2 (node1), 4
+ * (node2), and rank 4, the late one, aborts; ranks 3, 5 take no part. */
+static void mode_leader_fails_abort(pmix_rank_t aborter, int three) {
     pmix_status_t rc;
+    const pmix_rank_t late = three ? 4 : 3; /* answers after LEADER_FAILED */
+    if (three && nprocs != 6) FAIL("leader-fails-abort-three-servers needs 6 ranks");
+    if (three && (me.rank == 3 || me.rank == 5)) return;
     if (me.rank == 0) {
-        const pmix_rank_t list[] = {1, 2, 3};
+        const pmix_rank_t list[] = {1, 2, late};
         pmix_proc_t *procs = ranks(list, 3);
         PMIx_Group_invite(GRP, procs, 3, NULL, 0, NULL, NULL); /* dies in its handler */
         FAIL("the leader's invite returned");
     }
     wait_flag(&invited);
-    if (me.rank == 3) {
+    if (me.rank == late) {
         wait_flag(&leader_failed); /* aborts in its handler, then answers */
         rc = PMIx_Group_join(GRP, NULL, PMIX_GROUP_ACCEPT, NULL, 0, NULL, NULL);
         if (rc != PMIX_GROUP_CONSTRUCT_ABORT) FAIL("late join: %s", PMIx_Error_string(rc));
@@ -602,8 +673,10 @@ static void mode_leader_fails_abort(pmix_rank_t aborter) {
         if (!leader_failed) FAIL("no PMIX_GROUP_LEADER_FAILED");
         if (me.rank != aborter) wait_flag(&aborted); /* from the aborter, through the host */
     }
-    if (me.rank == 3 && aborter != 3) wait_flag(&aborted);
+    if (me.rank == late && aborter != late) wait_flag(&aborted);
     if (selected) FAIL("a leader was selected");
+    /* A vote that reached a server after its abort asks nobody again. */
+    if (three && leader_failed != 1) FAIL("PMIX_GROUP_LEADER_FAILED %d times", leader_failed);
     printf("invite leader failed abort ok\n");
 }
 
@@ -682,7 +755,7 @@ int main(int argc, char **argv) {
                 "abort|abort-event|leader-fails|leader-fails-default|leader-fails-across|"
                 "leader-fails-across-default|leader-fails-abort|leader-fails-abort-node0|"
                 "leader-fails-timeout|leader-fails-timeout-node0|leader-fails-voter-dies|"
-                "leader-fails-three-servers\n");
+                "leader-fails-three-servers|leader-fails-abort-three-servers\n");
         return 2;
     }
     mode = argv[1];
@@ -726,9 +799,11 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "leader-fails-three-servers") == 0) {
         mode_leader_fails(1, 1, 1);
     } else if (strcmp(mode, "leader-fails-abort") == 0) {
-        mode_leader_fails_abort(3);
+        mode_leader_fails_abort(3, 0);
     } else if (strcmp(mode, "leader-fails-abort-node0") == 0) {
-        mode_leader_fails_abort(1);
+        mode_leader_fails_abort(1, 0);
+    } else if (strcmp(mode, "leader-fails-abort-three-servers") == 0) {
+        mode_leader_fails_abort(4, 1);
     } else if (strncmp(mode, "leader-fails-timeout", 20) == 0) {
         mode_leader_fails_timeout();
     } else {

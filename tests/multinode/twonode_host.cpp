@@ -52,12 +52,11 @@
 //
 // --hold FROM:TO:CODE:UNTIL makes node TO deliver the events of code CODE
 // that come from node FROM only after it delivered an event of code UNTIL
-// (from any node), or after 20 s: the link from FROM to TO is slow for that
-// message (later messages on that link wait behind it, in order). CODE and
-// UNTIL are status names (PMIX_GROUP_MEMBER_FAILED) or numbers. A test thus
-// makes one message overtake another deterministically; node TO prints how
-// many CODE events from FROM it delivered after an UNTIL (A) and how many of
-// them had to wait (H; the others came late by themselves):
+// (from any node) or its server sent one (notify_event), or after 20 s: the link from FROM to TO is
+// slow for that message (later messages on that link wait behind it, in order). CODE and UNTIL are
+// status names (PMIX_GROUP_MEMBER_FAILED) or numbers. A test thus makes one message overtake
+// another deterministically; node TO prints how many CODE events from FROM it delivered after an
+// UNTIL (A) and how many of them had to wait (H; the others came late by themselves):
 //   twonode host nodeTO: delivered A events from nodeFROM after UNTIL (held H)
 //
 // TWONODE_NO_VIEWS (environment) makes the group answer carry the endpoint
@@ -765,6 +764,10 @@ pmix_status_t on_notify_event(pmix_status_t code, const pmix_proc_t *source,
         std::erase_if(to, [](int n) { return g_node.gone_locked(n); });
         if (to.empty()) return PMIX_ERR_LOST_CONNECTION;
         ++g_node.nevents;
+        if (code == g_node.hold.until && g_node.hold.to == g_node.id) {
+            g_node.hold.until_seen = true;  // --hold: this node forwarded an UNTIL
+            g_node.cv.notify_all();
+        }
     }
     bool sent = false;
     for (int n : to)
