@@ -89,20 +89,18 @@ bool GroupBootstrap::handle(const GroupMembersRequest &request, const PendingRep
         if (e->second.named.count(me) != 0) {
             log()->info("server: group {}: {} is named and served here after all", id,
                         describe(me));
-            Boot &back = boots_[id] = std::move(e->second);
-            elsewhere_.erase(e);
-            if (back.timeout_s > 0) {
-                // Its PMIX_TIMEOUT still counts: what is left of it, or its end.
-                const auto now = std::chrono::steady_clock::now();
-                if (now >= back.deadline) {
-                    back.adds[me] = reply;  // answered with the others
-                    end(id, PMIX_ERR_TIMEOUT, true);
-                    return true;
-                }
-                const auto left =
-                    std::chrono::ceil<std::chrono::seconds>(back.deadline - now).count();
-                back.timer = 0;
-                arm_timer(id, back, static_cast<std::uint32_t>(std::max<long long>(left, 1)));
+            if (!bring_back(id)) {
+                boots_[id].adds[me] = reply;  // answered with the others
+                end(id, PMIX_ERR_TIMEOUT, true);
+                return true;
+            }
+            // A named process served here that ended meanwhile never calls.
+            lost_while_aside(id, me);
+            if (boots_.count(id) == 0) {  // the construct ended by it
+                const auto ended = ended_.find(id);
+                refuse(reply,
+                       ended != ended_.end() ? ended->second.status : PMIX_ERR_LOST_CONNECTION);
+                return true;
             }
         } else {
             elsewhere_.erase(e);
@@ -421,9 +419,50 @@ void GroupBootstrap::fail(const std::string &id, pmix_status_t status) {
     if (!late.empty()) groups_.failed_[id] = Groups::Failed{status, std::move(late)};
 }
 
+bool GroupBootstrap::bring_back(const std::string &id) {
+    auto e = elsewhere_.find(id);
+    Boot &back = boots_[id] = std::move(e->second);
+    elsewhere_.erase(e);
+    if (back.timeout_s == 0) return true;
+    // Its PMIX_TIMEOUT still counts: what is left of it, or its end.
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= back.deadline) return false;
+    const auto left = std::chrono::ceil<std::chrono::seconds>(back.deadline - now).count();
+    back.timer = 0;
+    arm_timer(id, back, static_cast<std::uint32_t>(std::max<long long>(left, 1)));
+    return true;
+}
+
+void GroupBootstrap::lost_while_aside(const std::string &id, const ProcKey &caller) {
+    auto it = boots_.find(id);
+    if (it == boots_.end()) return;
+    std::vector<ProcKey> ended;
+    for (const auto &k : it->second.named) {
+        const ClientRecord *c = groups_.clients_.find_client(k);
+        if (k != caller && c != nullptr && c->gone() && it->second.awaited(k)) ended.push_back(k);
+    }
+    for (const auto &k : ended) {
+        log()->info("server: group {}: {} is named and ended here", id, describe(k));
+        participant_lost(id, k, true);  // left out (or decided), or the construct ends
+    }
+}
+
 void GroupBootstrap::client_departed(const ProcKey &client) {
-    std::vector<std::string> ids;
+    std::vector<std::string> ids, aside;
     for (const auto &[id, b] : boots_) ids.push_back(id);
+    // A construct set aside as complete elsewhere that names it: it was
+    // served here after all, and the other servers must hear of its end.
+    for (const auto &[id, b] : elsewhere_) {
+        if (b.named.count(client) != 0 && boots_.count(id) == 0) aside.push_back(id);
+    }
+    for (const auto &id : aside) {
+        log()->info("server: group {}: named participant {} ended here", id, describe(client));
+        if (!bring_back(id)) {
+            end(id, PMIX_ERR_TIMEOUT, true);
+            continue;
+        }
+        lost_while_aside(id, ProcKey{});
+    }
     for (const auto &id : ids) {
         auto it = boots_.find(id);
         if (it == boots_.end()) continue;

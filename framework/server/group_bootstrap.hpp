@@ -125,6 +125,12 @@ class GroupBootstrap {
     bool complete_without_late(const std::string &id);
 
     // ---- across servers ----
+    // Moves `id` back from elsewhere_ (a named process is served here after
+    // all), with what is left of its PMIX_TIMEOUT: false when that is up.
+    bool bring_back(const std::string &id);
+    // The named processes served here (but `caller`) that ended while `id`
+    // was set aside: lost, and the other servers told.
+    void lost_while_aside(const std::string &id, const ProcKey &caller);
     // Whether the host can carry a bootstrap across servers (notify_event
     // and group upcalls).
     bool capable() const;

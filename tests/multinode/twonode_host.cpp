@@ -1,4 +1,4 @@
-// twonode_host [--nodes N] [--timeout SECONDS] [--stagger MS]
+// twonode_host [--nodes N] [--timeout SECONDS] [--stagger MS] [--stagger-node K]
 //              [--hold FROM:TO:CODE:UNTIL] program [args...]
 //
 // A test host that plays a job over N nodes (default 2, at most 8) on one
@@ -70,8 +70,9 @@
 // still unanswered at the end (the library never ended them).
 // TWONODE_HOLD_GROUPS=node1 holds node1's answers only.
 //
-// --stagger MS makes node1 wait MS milliseconds before it registers the job,
-// so that node0's clients ask node1 for data it does not know yet.
+// --stagger MS makes node1 (--stagger-node K: node K) wait MS milliseconds
+// before it registers its clients and the job, so that the other nodes'
+// clients ask it for data, or tell it of groups, before it knows its ranks.
 //
 // Each node prints one summary line (checked by the ctest cases):
 //   twonode host nodeN: fences F (with data D, B bytes), dmodex asked A, served S
@@ -112,7 +113,8 @@ namespace {
 
 constexpr int kMaxNodes = 8;
 constexpr int kRanksPerNode = 2;
-int g_nnodes = 2;  // --nodes
+int g_nnodes = 2;        // --nodes
+int g_stagger_node = 1;  // --stagger-node
 
 uint32_t job_size() {
     return static_cast<uint32_t>(g_nnodes * kRanksPerNode);
@@ -1119,7 +1121,7 @@ int run_node(int node, const std::vector<int> &fds, const std::string &nspace, l
     std::vector<std::thread> readers;
     for (int n = 0; n < g_nnodes; ++n)
         if (n != node) readers.emplace_back(serve_peer, n);
-    if (node == 1 && stagger_ms > 0)
+    if (node == g_stagger_node && stagger_ms > 0)
         std::this_thread::sleep_for(std::chrono::milliseconds(stagger_ms));
 
     // Register the local clients first, then the job (the order ORTE uses).
@@ -1242,7 +1244,7 @@ int run_node(int node, const std::vector<int> &fds, const std::string &nspace, l
 
 int usage() {
     std::fputs(
-        "usage: twonode_host [--nodes N] [--timeout SECONDS] [--stagger MS]\n"
+        "usage: twonode_host [--nodes N] [--timeout SECONDS] [--stagger MS] [--stagger-node K]\n"
         "                    [--hold FROM:TO:CODE:UNTIL] program [args...]\n",
         stderr);
     return 2;
@@ -1309,13 +1311,17 @@ int main(int argc, char **argv) {
             timeout = v;
         } else if (std::strcmp(argv[i], "--stagger") == 0 && v >= 0) {
             stagger_ms = v;
+        } else if (std::strcmp(argv[i], "--stagger-node") == 0 && v >= 0 && v < kMaxNodes) {
+            g_stagger_node = static_cast<int>(v);
         } else if (std::strcmp(argv[i], "--nodes") == 0 && v >= 2 && v <= kMaxNodes) {
             g_nnodes = static_cast<int>(v);
         } else {
             return usage();
         }
     }
-    if (i >= argc || g_node.hold.from >= g_nnodes || g_node.hold.to >= g_nnodes) return usage();
+    if (i >= argc || g_node.hold.from >= g_nnodes || g_node.hold.to >= g_nnodes ||
+        g_stagger_node >= g_nnodes)
+        return usage();
     if (access(argv[i], X_OK) != 0) {
         std::fprintf(stderr, "twonode_host: cannot run %s\n", argv[i]);
         return 127;
