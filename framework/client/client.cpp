@@ -342,36 +342,56 @@ pmix_status_t Client::finalize(std::span<const pmix_info_t> info) {
     if (hosted) return PMIX_SUCCESS;  // the server face owns the view
     GroupTable::instance().clear();   // groups.hpp: a new init starts with none
     auto &engine = ProgressEngine::instance();
+    // This Finalize is the engine's last user (no server or tool face in the
+    // process, the library's own thread): the progress thread ends itself
+    // once the connections are closed, and this thread sleeps once, until
+    // that thread has exited (bench/README.md, "Finalize ends the loop from
+    // the answer"). Otherwise it sleeps until the answer and release() only
+    // drops its reference.
+    const bool retiring = engine.retire();
     auto done = std::make_shared<Completion<pmix_status_t>>();
-    auto closed = std::make_shared<std::atomic<bool>>(false);
-    auto body = BodyWriter().infos(info.data(), info.size()).take();
-    // The server's answer closes the connections there and then, on the
-    // progress thread, so that the caller wakes once and need not hand that
-    // thread a second closure (bench/README.md, "Finalize's sleeps").
-    auto on_reply = [this, done, closed](pmix_status_t s, BodyReader &) {
-        if (s == PMIX_SUCCESS) {
-            close_connections();
-            closed->store(true);
-        }
+    // On the progress thread, outside the channel's callbacks.
+    auto finish = [this, done, retiring](pmix_status_t s) {
+        close_connections();
         done->complete(s);
+        if (retiring) ProgressEngine::instance().end_loop();
     };
+    auto on_reply = [finish](pmix_status_t s, BodyReader &) {
+        if (s == PMIX_SUCCESS) {
+            finish(s);  // the frame's callback may close its channel
+            return;
+        }
+        // Failed from inside the connection's close (the server died):
+        // close the rest once that returns.
+        ProgressEngine::instance().post([finish, s] { finish(s); });
+    };
+    auto body = BodyWriter().infos(info.data(), info.size()).take();
     finalizing_ = true;
     // From this thread when nothing is pending: the progress thread is not
     // woken to send it.
     if (!send_direct(Command::finalize, body, on_reply)) {
-        engine.post([this, on_reply, b = std::move(body)]() mutable {
+        engine.post([this, on_reply, finish, b = std::move(body)]() mutable {
+            // Already without a server: finalized here, nothing to tell it.
+            if (lost_.load()) return finish(PMIX_SUCCESS);
             request(Command::finalize, std::move(b), std::move(on_reply));
         });
     }
-    done->wait(connect_timeout() * 3);
-    if (!closed->load()) engine.run_sync([this] { close_connections(); });
+    const auto limit = connect_timeout() * 3;
+    if (retiring) {
+        if (!engine.await_end(limit)) {
+            // No answer in time: close here; release() joins the thread.
+            engine.post([finish] { finish(PMIX_ERR_TIMEOUT); });
+        }
+    } else if (!done->wait(limit)) {
+        engine.run_sync([finish] { finish(PMIX_ERR_TIMEOUT); });
+    }
     {
         std::unique_lock lock(view_mutex_);
         store_.reset();
     }
     drop_fence_segment();
     engine.release();
-    return PMIX_SUCCESS;
+    return done->is_done() ? done->value() : PMIX_ERR_TIMEOUT;
 }
 
 void Client::close_connections() {

@@ -3,6 +3,10 @@
 #include <event2/thread.h>
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
+
+#include <cstring>
+#include <string>
 
 #include "runtime/logging.hpp"
 
@@ -22,7 +26,7 @@ ProgressEngine &ProgressEngine::instance() {
 mca::Status ProgressEngine::acquire(bool external) {
     std::unique_lock lock(mutex_);
     // A previous stop that is still draining must finish first.
-    stopped_.wait(lock, [&] { return !stopping_; });
+    stopped_.wait(lock, [&] { return !stopping_ && !retiring_; });
     if (users_++ > 0) return mca::Status::success();
 
     static std::once_flag threads_once;
@@ -44,9 +48,24 @@ mca::Status ProgressEngine::acquire(bool external) {
         thread_id_ = std::this_thread::get_id();
         return mca::Status::success();
     }
-    thread_ = std::thread([this] { thread_main(); });
-    thread_id_ = thread_.get_id();
+    if (const int rc = pthread_create(&thread_, nullptr, &ProgressEngine::thread_start, this);
+        rc != 0) {
+        event_free(wake_);
+        wake_ = nullptr;
+        event_base_free(base_);
+        base_ = nullptr;
+        users_ = 0;
+        return mca::Status(
+            PMIX_ERR_OUT_OF_RESOURCE,
+            std::string("runtime: cannot start the progress thread: ") + std::strerror(rc));
+    }
+    joinable_ = true;
     return mca::Status::success();
+}
+
+void *ProgressEngine::thread_start(void *self) {
+    static_cast<ProgressEngine *>(self)->thread_main();
+    return nullptr;
 }
 
 void ProgressEngine::progress() {
@@ -59,7 +78,6 @@ void ProgressEngine::progress() {
 }
 
 void ProgressEngine::release() {
-    std::thread to_join;
     {
         std::unique_lock lock(mutex_);
         if (users_ == 0 || --users_ > 0) return;
@@ -84,20 +102,70 @@ void ProgressEngine::release() {
             pthread_sigmask(SIG_SETMASK, &external_mask_, nullptr);
             return;
         }
-        stopping_ = true;
-        event_active(wake_, EV_READ, 0);
-        to_join = std::move(thread_);
+        if (joinable_) {
+            // Not joined by await_end(): end the loop (unless end_loop()
+            // did, and the thread already freed it) and join it.
+            stopping_ = true;
+            if (wake_ != nullptr) event_active(wake_, EV_READ, 0);
+            const pthread_t thread = thread_;
+            joinable_ = false;
+            if (pthread_equal(thread, pthread_self()) != 0) {
+                pthread_detach(thread);  // the loop ends after the current closure returns
+                return;
+            }
+            lock.unlock();
+            pthread_join(thread, nullptr);
+            lock.lock();
+        }
+        if (retiring_) {
+            retiring_ = false;  // an acquire() waiting in another thread may start a new one
+            stopped_.notify_all();
+        }
     }
-    if (to_join.get_id() == std::this_thread::get_id()) {
-        to_join.detach();  // the loop ends after the current closure returns
-    } else {
-        to_join.join();
+}
+
+bool ProgressEngine::retire() {
+    std::lock_guard lock(mutex_);
+    if (users_ != 1 || external() || !joinable_ || stopping_ || retiring_ || on_thread()) {
+        return false;
     }
+    retiring_ = true;
+    return true;
+}
+
+void ProgressEngine::end_loop() {
+    std::lock_guard lock(mutex_);
+    if (retiring_ && on_thread()) stopping_ = true;  // thread_main() ends after this turn
+}
+
+bool ProgressEngine::await_end(std::chrono::milliseconds limit) {
+    pthread_t thread{};
+    {
+        std::lock_guard lock(mutex_);
+        if (!retiring_) return false;
+        if (!joinable_) return true;
+        thread = thread_;
+    }
+    timespec deadline{};
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(limit);
+    deadline.tv_sec += static_cast<time_t>(secs.count());
+    deadline.tv_nsec += static_cast<long>((limit - secs).count() * 1000000L);
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec += 1;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    // Only the retiring caller joins or detaches the thread (it holds the
+    // last acquire(); a new acquire() waits for its release()).
+    if (pthread_clockjoin_np(thread, nullptr, CLOCK_MONOTONIC, &deadline) != 0) return false;
+    std::lock_guard lock(mutex_);
+    joinable_ = false;
+    return true;
 }
 
 bool ProgressEngine::running() const {
     std::lock_guard lock(mutex_);
-    return users_ > 0 && !stopping_;
+    return users_ > 0 && !stopping_ && base_ != nullptr;  // not after end_loop()'s end
 }
 
 bool ProgressEngine::on_thread() const noexcept {
@@ -199,10 +267,13 @@ void ProgressEngine::thread_main() {
         in_dispatch_ = false;
         run_posted();
         std::lock_guard lock(mutex_);
-        if (stopping_ && queue_.empty()) break;
+        if (stopping_ && queue_.empty()) {
+            // Under the same lock as the test: a closure posted from now on
+            // is refused (base_ is null), none is left behind in the queue.
+            teardown();
+            return;
+        }
     }
-    std::lock_guard lock(mutex_);
-    teardown();
 }
 
 void ProgressEngine::teardown() {

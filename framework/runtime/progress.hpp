@@ -30,6 +30,8 @@
 #include <mutex>
 #include <thread>
 
+#include <pthread.h>
+
 #include "pmixpp/mca/sdk_types.hpp"
 
 namespace pmixpp::runtime {
@@ -56,6 +58,27 @@ class ProgressEngine {
     // then fails with EPIPE, as on the library's own thread).
     mca::Status acquire(bool external = false);
     void release();
+
+    // The last release, ended by the loop itself (PMIx_Finalize: the
+    // server's answer ends the loop on the progress thread, so that neither
+    // the answer nor the stop needs a second wake-up of either thread;
+    // bench/README.md, "Finalize ends the loop from the answer").
+    //  - retire() (any thread but the progress thread): true when the caller
+    //    holds the only acquire() of an engine with its own thread. The
+    //    caller then calls end_loop() from a closure or callback on the
+    //    progress thread, waits with await_end() and calls release() as
+    //    usual. An acquire() from another thread waits until that release
+    //    is done. False: nothing changed.
+    //  - end_loop() (progress thread, after retire() returned true): the
+    //    loop stops once the closures queued by then have run (a closure
+    //    posted later is refused once the loop is freed); the thread frees
+    //    the loop and ends.
+    //  - await_end(limit): the caller sleeps until the thread has ended
+    //    (the join: one wake-up, when it exits). False when `limit` passed
+    //    first; release() then ends the loop itself and joins.
+    bool retire();
+    void end_loop();
+    bool await_end(std::chrono::milliseconds limit);
     bool running() const;
     bool external() const noexcept { return external_.load(std::memory_order_acquire); }
 
@@ -99,6 +122,7 @@ class ProgressEngine {
 
   private:
     ProgressEngine() = default;
+    static void *thread_start(void *self);
     void thread_main();
     void run_posted();
     void teardown();  // frees the loop; the lock is held
@@ -113,7 +137,10 @@ class ProgressEngine {
     std::atomic<std::uint64_t> unfinished_{0};  // posted, not yet run to its end
     event_base *base_ = nullptr;
     event *wake_ = nullptr;
-    std::thread thread_;
+    // A pthread (not std::thread): await_end() joins it with a time limit.
+    pthread_t thread_{};
+    bool joinable_ = false;  // thread_ started and neither joined nor detached
+    bool retiring_ = false;  // retire() holds the last release (see there)
     std::atomic<std::thread::id> thread_id_{};
     bool in_dispatch_ = false;
     std::atomic<bool> external_{false};

@@ -1,7 +1,8 @@
 /* The server half of the fault matrix (issue 19, deliverable 4): a server
  * SIGKILLed at one protocol step, with every client in that step.
  *
- * usage: fault_host STEP   (handshake fence get connect spawn group query iof)
+ * usage: fault_host STEP   (handshake fence get connect spawn group query iof
+ *                           finalize)
  *
  * The driver (main) forks a host that embeds the server. The host registers a
  * job of 4 ranks of which 3 are its own (rank 3 is on "another node": it is
@@ -16,7 +17,13 @@
  *
  * The driver checks that the host died by SIGKILL (so the step's upcall was
  * reached), that every rank reported an error from the step and its event,
- * and prints "fault_host STEP ok". */
+ * and prints "fault_host STEP ok".
+ *
+ * `finalize`: the step is PMIx_Finalize, and the host dies in the third
+ * client_finalized upcall (the first two never call back), so that every
+ * rank's request is in the server's hands: each Finalize must return an error
+ * (the server never answered), not hang, and no event follows (the process
+ * has finalized). */
 #define _GNU_SOURCE /* nftw */
 #include <pmix.h>
 #include <pmix_server.h>
@@ -129,6 +136,7 @@ static pmix_status_t run_step(const pmix_proc_t *me) {
     if (strcmp(g_step, "iof") == 0) {
         return PMIx_IOF_pull(&all, 1, NULL, 0, PMIX_FWD_STDOUT_CHANNEL, ignore_iof, NULL, NULL);
     }
+    if (strcmp(g_step, "finalize") == 0) return PMIx_Finalize(NULL, 0);
     return PMIX_ERR_BAD_PARAM;
 }
 
@@ -168,6 +176,10 @@ static int rank_main(int go) {
     }
     g_phase = "in the step";
     rc = run_step(&me);
+    if (strcmp(g_step, "finalize") == 0) {
+        say("rank %u %s: step %s%s, returned\n", PMIx_Error_string(rc), "");
+        _exit(0);
+    }
     g_phase = "waiting for the event";
     while (!lost) usleep(1000); /* bounded by alarm() */
     say("rank %u %s: step %s%s, then the event\n", PMIx_Error_string(rc), "");
@@ -279,6 +291,13 @@ static pmix_status_t kill_iof(const pmix_proc_t p[], size_t np, const pmix_info_
     return PMIX_ERROR;
 }
 
+static pmix_status_t kill_finalized(const pmix_proc_t *p, void *o, pmix_op_cbfunc_t cb, void *cbd) {
+    (void)p, (void)o, (void)cb, (void)cbd;
+    static int calls = 0;
+    if (++calls == kLocal) die();
+    return PMIX_SUCCESS; /* and never call back */
+}
+
 static void host_main(const char *self, const char *dir) {
     /* The ranks start PMIx_Init together once all are forked (a server
      * killed in the first handshake must not keep the others from starting). */
@@ -294,6 +313,7 @@ static void host_main(const char *self, const char *dir) {
     if (strcmp(g_step, "group") == 0) module.group = kill_group;
     if (strcmp(g_step, "query") == 0) module.query = kill_query;
     if (strcmp(g_step, "iof") == 0) module.iof_pull = kill_iof;
+    if (strcmp(g_step, "finalize") == 0) module.client_finalized = kill_finalized;
     const int tool = strncmp(g_step, "tool_", 5) == 0;
     if (strcmp(g_step, "tool_query") == 0) module.query = kill_query;
     if (strcmp(g_step, "tool_iof") == 0) module.iof_pull = kill_iof;
@@ -404,6 +424,10 @@ int main(int argc, char **argv) {
         if (strstr(line, "HUNG") != NULL) continue;
         if (strcmp(g_step, "handshake") == 0) {
             if (strstr(line, ": init SUCCESS") == NULL) ++good;
+        } else if (strcmp(g_step, "finalize") == 0) {
+            if (strstr(line, ": step ") != NULL && strstr(line, ": step SUCCESS") == NULL &&
+                strstr(line, ", returned") != NULL)
+                ++good;
         } else if (strstr(line, ": step ") != NULL && strstr(line, ": step SUCCESS") == NULL &&
                    strstr(line, "then the event") != NULL) {
             ++good;

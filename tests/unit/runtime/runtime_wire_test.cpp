@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <cerrno>
+#include <dirent.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -111,6 +112,92 @@ TEST(ProgressEngine, RestartsAfterTheLastRelease) {
         e.release();
     }
     EXPECT_FALSE(e.post([] {}));
+}
+
+namespace {
+int threads_alive() {
+    DIR *d = opendir("/proc/self/task");
+    if (d == nullptr) return -1;
+    int n = 0;
+    for (dirent *e; (e = readdir(d)) != nullptr;) {
+        if (e->d_name[0] != '.') ++n;
+    }
+    closedir(d);
+    return n;
+}
+}  // namespace
+
+// PMIx_Finalize's stop (retire / end_loop / await_end): the last user hands
+// the end of the loop to a closure on the progress thread. The closures
+// queued before the end still run, the thread then frees the loop and exits
+// by itself (gone from /proc/self/task before release() is called: nothing
+// woke it to stop), a closure posted after that is refused, and the engine
+// starts again after release().
+TEST(ProgressEngine, TheLastUserEndsTheLoopFromTheProgressThread) {
+    auto &e = ProgressEngine::instance();
+    const int before = threads_alive();
+    ASSERT_TRUE(e.acquire().ok());
+    ASSERT_TRUE(e.retire());
+    EXPECT_FALSE(e.retire());  // one retiring release at a time
+    std::atomic<bool> queued_ran{false};
+    ASSERT_TRUE(e.post([&e] { e.end_loop(); }));
+    ASSERT_TRUE(e.post([&queued_ran] { queued_ran = true; }));
+    ASSERT_TRUE(e.await_end(std::chrono::seconds(20)));
+    EXPECT_TRUE(queued_ran.load());
+    EXPECT_EQ(threads_alive(), before);
+    EXPECT_FALSE(e.running());
+    EXPECT_FALSE(e.post([] {}));
+    e.release();
+    ASSERT_TRUE(e.acquire().ok());
+    bool ran = false;
+    EXPECT_TRUE(e.run_sync([&] { ran = e.on_thread(); }));
+    EXPECT_TRUE(ran);
+    e.release();
+    EXPECT_EQ(threads_alive(), before);
+}
+
+// Not the last user (a server face next to the client face): retire()
+// refuses and changes nothing. Nobody ends the loop: await_end() gives up
+// after its limit, and release() stops and joins the thread itself.
+TEST(ProgressEngine, RetireIsForTheLastUserAndAwaitEndIsBounded) {
+    auto &e = ProgressEngine::instance();
+    const int before = threads_alive();
+    ASSERT_TRUE(e.acquire().ok());
+    ASSERT_TRUE(e.acquire().ok());
+    EXPECT_FALSE(e.retire());
+    EXPECT_FALSE(e.await_end(std::chrono::milliseconds(10)));  // not retiring
+    e.release();
+    EXPECT_TRUE(e.running());
+    ASSERT_TRUE(e.retire());
+    EXPECT_FALSE(e.await_end(std::chrono::milliseconds(50)));
+    EXPECT_TRUE(e.run_sync([] {}));  // still serving
+    e.release();
+    EXPECT_FALSE(e.running());
+    EXPECT_EQ(threads_alive(), before);
+}
+
+// While a retiring release is under way, an acquire() from another thread
+// waits for it and then starts a new thread (a tool initializing while the
+// client finalizes).
+TEST(ProgressEngine, AnAcquireDuringARetiringReleaseWaitsForIt) {
+    auto &e = ProgressEngine::instance();
+    ASSERT_TRUE(e.acquire().ok());
+    ASSERT_TRUE(e.retire());
+    std::atomic<bool> acquired{false};
+    std::thread other([&] {
+        if (e.acquire().ok()) acquired = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(acquired.load());
+    ASSERT_TRUE(e.post([&e] { e.end_loop(); }));
+    ASSERT_TRUE(e.await_end(std::chrono::seconds(20)));
+    e.release();
+    other.join();
+    ASSERT_TRUE(acquired.load());
+    bool ran = false;
+    EXPECT_TRUE(e.run_sync([&] { ran = e.on_thread(); }));
+    EXPECT_TRUE(ran);
+    e.release();
 }
 
 TEST(Frame, HeaderRoundTripsAndBadHeadersAreRefusedWithAReason) {
