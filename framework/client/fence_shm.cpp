@@ -302,7 +302,7 @@ pmix_status_t Client::fence_collect_in_shm(const std::shared_ptr<wire::ShmFence>
 
 void Client::take_areas(const std::vector<AreaView> &views, std::vector<pmix_rank_t> &refetch) {
     const pmix_proc_t me = self();
-    std::vector<wire::ModexRecord> records;
+    std::vector<LazyModex::Copy> copies;
     {
         std::lock_guard pub(pub_mutex_);
         for (const auto &v : views) {
@@ -314,23 +314,23 @@ void Client::take_areas(const std::vector<AreaView> &views, std::vector<pmix_ran
                 // Finalize): the server sends all of it.
                 refetch.push_back(v.rank);
             } else if (!v.data.empty()) {
-                wire::ModexRecord rec;
-                rec.proc = me;
-                rec.proc.rank = v.rank;
-                rec.blob.assign(v.data.begin(), v.data.end());
-                rec.whole = whole;
-                records.push_back(std::move(rec));
+                LazyModex::Copy c;
+                c.proc = me;
+                c.proc.rank = v.rank;
+                c.data = v.data;
+                c.whole = whole;
+                copies.push_back(c);
             }
             have_[v.rank] = std::max(have_[v.rank], v.to);
         }
     }
-    if (records.empty()) return;
+    if (copies.empty()) return;
     std::shared_ptr<gds_base::Datastore> store;
     {
         std::shared_lock lock(view_mutex_);
         store = store_;
     }
-    if (store) lazy_.add(std::move(records), me, store);
+    if (store) lazy_.add_copies(copies, me, store);
 }
 
 void Client::refetch_peers(std::vector<pmix_rank_t> ranks, std::function<void()> then) {
