@@ -610,7 +610,6 @@ pmix_status_t Client::commit() {
                 pub_total_ = blob.size();
             } else {
                 pub_bytes_.insert(pub_bytes_.end(), b, b + blob.size());
-                pub_total_ += blob.size();
             }
         }
     }

@@ -242,7 +242,7 @@ class Client {
     bool pub_whole_ = false;
     std::uint64_t pub_epoch_ = 0;  // bumped when pub_bytes_ is replaced
     bool pub_on_ = false;          // this process writes its own area
-    std::size_t pub_total_ = 0;    // bytes committed since the last whole (its size, then deltas)
+    std::size_t pub_total_ = 0;    // the size of the last whole it published (0: none yet)
     std::vector<std::uint64_t> have_;
     // Caller's thread: a blocking collecting fence over the whole job
     // through the barrier and the areas.

@@ -205,9 +205,11 @@ pmix_status_t Client::fence_collect_in_shm(const std::shared_ptr<wire::ShmFence>
         {
             std::lock_guard pub(pub_mutex_);
             if (!pub_whole_ && !pub_bytes_.empty() && 2 * pub_bytes_.size() >= pub_total_) {
-                // Changes of at least half of what it committed go as the
-                // whole, marked so (the server's rule, server/README.md):
-                // readers drop this process's older undecoded data.
+                // Changes of at least half of its whole data (as last
+                // published: new keys since make the whole at most 3 times
+                // these changes) go as the whole, marked so, as the server
+                // does (server/README.md): readers drop this process's older
+                // undecoded data, so re-Put values do not pile up.
                 std::shared_ptr<gds_base::Datastore> store;
                 {
                     std::shared_lock view(view_mutex_);
