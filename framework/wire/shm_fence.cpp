@@ -720,13 +720,14 @@ bool ShmArea::read(std::uint32_t gen, View &out, std::string &error) {
     out.flags = static_cast<std::uint32_t>(s.flags);
     const std::uint64_t offset = s.offset, length = s.length;
     if (length == 0) return true;
-    if (offset + length > size_) {
+    if (length > size_ || offset > size_ - length) {
         struct stat st {};
         if (::fstat(fd_, &st) != 0) {
             error = errno_text("fstat");
             return false;
         }
-        if (static_cast<std::size_t>(st.st_size) < offset + length) {
+        const auto have = static_cast<std::uint64_t>(st.st_size);
+        if (length > have || offset > have - length) {  // no sum that could wrap
             error = "fence area " + name_ + " is shorter than its header says";
             return false;
         }
