@@ -308,7 +308,9 @@ void Client::take_areas(const std::vector<AreaView> &views, std::vector<pmix_ran
     {
         std::lock_guard pub(pub_mutex_);
         for (const auto &v : views) {
-            if (v.rank >= have_.size()) continue;
+            // A client that could not map the fence segment (another user)
+            // reads the areas through the server only: have_ grows here.
+            if (v.rank >= have_.size()) have_.resize(v.rank + 1, 0);
             const bool whole = (v.flags & wire::ShmArea::kWhole) != 0;
             if ((v.flags & wire::ShmArea::kAbsent) != 0 || (!whole && v.from > have_[v.rank])) {
                 // Not written, or this process missed some of its commits
