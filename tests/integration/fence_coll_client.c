@@ -16,6 +16,8 @@
  *           joins the barrier for it and writes its area).
  *   newkey  60 rounds of one new key per round; each rank checks every
  *           peer's new key and its first one.
+ *   timeout ranks 0, 1, 3 time out (PMIX_TIMEOUT) waiting for rank 2, fence
+ *           again and meet its late fence; every rank reads every value.
  *   dies    one collecting fence, then rank 2 exits without finalizing
  *           before the second: every other rank's fence fails.
  * Prints "fence_coll ok" per rank ("fence_coll died ok" in dies). */
@@ -170,6 +172,32 @@ static int run_newkey(void) {
     return 0;
 }
 
+/* Ranks 0, 1 and 3 time out (PMIX_TIMEOUT 1) while rank 2 sleeps, then
+ * fence again and meet rank 2's late fence: every rank reads every value. */
+static int run_timeout(void) {
+    put_u64("t", 5u + me.rank);
+    CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
+    pmix_status_t rc;
+    if (me.rank == 2) {
+        sleep(3);
+    } else {
+        pmix_info_t info[2];
+        bool yes = true;
+        int one = 1;
+        PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+        PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &one, PMIX_INT);
+        rc = PMIx_Fence(NULL, 0, info, 2);
+        CHECK(rc == PMIX_ERR_TIMEOUT, "fence with a sleeping peer: %s", PMIx_Error_string(rc));
+        PMIX_INFO_DESTRUCT(&info[0]);
+        PMIX_INFO_DESTRUCT(&info[1]);
+    }
+    rc = collecting_fence(0);
+    CHECK(rc == PMIX_SUCCESS, "collecting fence after the timeout: %s", PMIx_Error_string(rc));
+    for (pmix_rank_t r = 0; r < nprocs; ++r)
+        if (r != me.rank) check_u64(r, "t", 5u + r);
+    return 0;
+}
+
 static int run_dies(void) {
     put_u64("before", 7u + me.rank);
     CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
@@ -193,7 +221,7 @@ static int run_dies(void) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: fence_coll_client sizes|mixed|newkey|dies\n");
+        fprintf(stderr, "usage: fence_coll_client sizes|mixed|newkey|timeout|dies\n");
         return 2;
     }
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -214,6 +242,8 @@ int main(int argc, char **argv) {
         rcode = run_sizes(1);
     } else if (strcmp(argv[1], "newkey") == 0) {
         rcode = run_newkey();
+    } else if (strcmp(argv[1], "timeout") == 0) {
+        rcode = run_timeout();
     } else if (strcmp(argv[1], "dies") == 0) {
         rcode = run_dies();
     } else {
