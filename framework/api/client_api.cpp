@@ -99,6 +99,7 @@ struct FenceArgs {
     std::vector<pmix_proc_t> procs;
     bool collect = false;
     std::uint32_t timeout = 0;
+    bool ft = false;  // PMIX_GROUP_FT_COLLECTIVE: the server's tracker, never the barrier
     std::shared_ptr<pmixpp::wire::InfoArray> info;
 };
 
@@ -110,6 +111,9 @@ FenceArgs fence_args(const pmix_proc_t *procs, size_t nprocs, const pmix_info_t 
         if (PMIX_CHECK_KEY(&info[i], PMIX_COLLECT_DATA)) {
             a.collect = info[i].value.type == PMIX_UNDEF ||
                         (info[i].value.type == PMIX_BOOL && info[i].value.data.flag);
+        } else if (PMIX_CHECK_KEY(&info[i], PMIX_GROUP_FT_COLLECTIVE)) {
+            a.ft = info[i].value.type == PMIX_UNDEF ||
+                   (info[i].value.type == PMIX_BOOL && info[i].value.data.flag);
         } else if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT)) {
             if (info[i].value.type == PMIX_INT && info[i].value.data.integer > 0) {
                 a.timeout = static_cast<std::uint32_t>(info[i].value.data.integer);
@@ -221,7 +225,9 @@ PMIX_EXPORT pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs,
     // A group address stands for its members (client/groups.hpp).
     if (auto rc = pmixpp::client::GroupTable::instance().translate(a.procs); rc != PMIX_SUCCESS)
         return rc;
-    if (auto rc = Client::instance().fence_in_shm(a.procs, a.collect, a.timeout)) return *rc;
+    if (auto rc =
+            a.ft ? std::nullopt : Client::instance().fence_in_shm(a.procs, a.collect, a.timeout))
+        return *rc;
     auto done = std::make_shared<Completion<pmix_status_t>>();
     bool posted = ProgressEngine::instance().post([a, done] {
         Client::instance().fence_async(a.procs, a.collect, a.timeout, a.info,

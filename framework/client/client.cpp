@@ -614,7 +614,25 @@ pmix_status_t Client::commit() {
     if (!local || !remote) return !local ? local.status().code() : remote.status().code();
     // Counted before the frame leaves: a peer's Get after a shared-memory
     // fence waits at the server for this commit (wire/shm_fence.hpp).
-    if (auto seg = fence_segment()) seg->count_commit(me.rank);
+    if (auto seg = fence_segment()) {
+        // With fence areas: kept for this process's next collecting fence
+        // through the barrier (fence_shm.cpp), counted under the same lock.
+        std::lock_guard pub(pub_mutex_);
+        seg->count_commit(me.rank);
+        if (pub_on_) {
+            const auto &blob = local.value();
+            const auto *b = reinterpret_cast<const std::uint8_t *>(blob.data());
+            if (!pending) {
+                // The whole of what it committed (an older gds module).
+                pub_bytes_.assign(b, b + blob.size());
+                pub_whole_ = true;
+                ++pub_epoch_;
+                pub_total_ = blob.size();
+            } else {
+                pub_bytes_.insert(pub_bytes_.end(), b, b + blob.size());
+            }
+        }
+    }
     auto body = BodyWriter()
                     .bytes(std::span<const std::byte>(local.value()))
                     .bytes(std::span<const std::byte>(remote.value()))
@@ -657,9 +675,15 @@ void Client::fence_async(std::vector<pmix_proc_t> procs, bool collect, std::uint
     bounded_request(Command::fence, std::move(body), timeout_s,
                     [this, done = std::move(done)](pmix_status_t s, BodyReader &r) {
                         std::vector<std::uint8_t> stream;
+                        std::vector<pmix_rank_t> refetch;
                         if (s == PMIX_SUCCESS && !r.bytes(stream)) s = PMIX_ERR_UNPACK_FAILURE;
-                        if (s == PMIX_SUCCESS) s = store_fence_data(stream, r);
-                        done(s);
+                        if (s == PMIX_SUCCESS) s = store_fence_data(stream, r, refetch);
+                        if (refetch.empty()) {
+                            done(s);
+                            return;
+                        }
+                        // Peers whose data this process missed: asked of the server first.
+                        refetch_peers(std::move(refetch), [done, s] { done(s); });
                     });
 }
 

@@ -210,7 +210,12 @@ class Client {
     std::shared_ptr<wire::ShmData> fence_data_segment();
     // Progress thread: the records of a collecting fence's reply: `inline_stream`,
     // or, when the reply names fence data in the segment, those.
-    pmix_status_t store_fence_data(std::vector<std::uint8_t> &inline_stream, wire::BodyReader &r);
+    // A proxied collecting fence through the barrier gets the peers' areas
+    // (store_fence_areas); the ranks whose data must be asked of the server
+    // go to `refetch`.
+    pmix_status_t store_fence_data(std::vector<std::uint8_t> &inline_stream, wire::BodyReader &r,
+                                   std::vector<pmix_rank_t> &refetch);
+    pmix_status_t store_fence_areas(wire::BodyReader &r, std::vector<pmix_rank_t> &refetch);
     void drop_fence_segment();
     // Wake this process's callers sleeping in the barrier (they see lost_).
     void wake_fence_waiters();
@@ -222,6 +227,39 @@ class Client {
     std::shared_ptr<wire::ShmFence> shm_;      // under shm_mutex_
     bool shm_probed_ = false;                  // under shm_mutex_
     std::shared_ptr<wire::ShmData> shm_data_;  // under shm_mutex_
+    // The job's fence areas (wire/shm_fence.hpp, ShmArea), one per rank,
+    // mapped with shm_ when the server offered them: a blocking collecting
+    // fence then writes this rank's commits into its own area, meets the
+    // others in the barrier and reads theirs (fence_shm.cpp).
+    std::vector<std::unique_ptr<wire::ShmArea>> areas_;  // under shm_mutex_ (set), then fixed
+    // What this process committed since it last published it in its area
+    // (LOCAL blobs, concatenated; `whole`: everything it committed), and
+    // per rank the last commit of that rank this process read (a gap:
+    // its data is asked of the server). Under pub_mutex_.
+    std::mutex pub_mutex_;
+    std::vector<std::uint8_t> pub_bytes_;
+    std::uint64_t pub_from_ = 0;
+    bool pub_whole_ = false;
+    std::uint64_t pub_epoch_ = 0;  // bumped when pub_bytes_ is replaced
+    bool pub_on_ = false;          // this process writes its own area
+    std::size_t pub_total_ = 0;    // the size of the last whole it published (0: none yet)
+    std::vector<std::uint64_t> have_;
+    // Caller's thread: a blocking collecting fence over the whole job
+    // through the barrier and the areas.
+    pmix_status_t fence_collect_in_shm(const std::shared_ptr<wire::ShmFence> &seg,
+                                       std::uint32_t timeout_s);
+    // Reads generation `gen`'s areas (or the server's copy of them, for a
+    // proxied fence) into the lazy modex; the ranks whose data must be
+    // asked of the server in `refetch`.
+    struct AreaView {
+        std::uint32_t rank = 0;
+        std::uint64_t from = 0, to = 0;
+        std::uint32_t flags = 0;
+        std::span<const std::uint8_t> data;
+    };
+    void take_areas(const std::vector<AreaView> &views, std::vector<pmix_rank_t> &refetch);
+    // Progress thread: asks the server for each rank's whole data, then `then`.
+    void refetch_peers(std::vector<pmix_rank_t> ranks, std::function<void()> then);
     // The client face's server connection is gone (set by on_close and a
     // failed adopt, cleared by finalize). Read outside the progress thread,
     // where channel_ may not be touched: PMIx_Commit fails with

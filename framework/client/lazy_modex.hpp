@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,17 @@ class LazyModex {
     // its namespace's job-level ones (rank WILDCARD/UNDEF); for a WILDCARD or
     // UNDEF target, the job-level ones only. Cheap when nothing is pending.
     void materialize(const pmix_proc_t &target, const std::shared_ptr<gds_base::Datastore> &store);
+    // As add(), for blobs read in place (fence areas, client/fence_shm.cpp):
+    // each is copied into a buffer that an earlier blob left (decoded or
+    // replaced by a `whole` one), so that a job re-publishing large values
+    // every fence does not fault in fresh heap pages every time.
+    struct Copy {
+        pmix_proc_t proc{};
+        std::span<const std::uint8_t> data;
+        bool whole = false;
+    };
+    void add_copies(std::span<const Copy> copies, const pmix_proc_t &self,
+                    const std::shared_ptr<gds_base::Datastore> &store);
     void clear();
     // Blobs decoded since the process started (the debug lines say the same).
     std::uint64_t decoded() const noexcept { return decoded_.load(); }
@@ -63,6 +75,17 @@ class LazyModex {
     };
     // Under mutex_: decodes `key`'s blobs and forgets them.
     void decode(const Key &key, gds_base::Datastore &store, const char *why);
+    // Under mutex_: the common part of add() and add_copies().
+    void reset_for(const std::shared_ptr<gds_base::Datastore> &store);
+    std::vector<Blob> &slot_for(const Key &key, bool whole, gds_base::Datastore &store);
+    void bound(gds_base::Datastore &store);
+    // Under mutex_: buffers kept for add_copies (at most kMaxSpare, kMaxSpareBytes).
+    void recycle(std::vector<std::uint8_t> &&buffer);
+    std::vector<std::uint8_t> take_buffer(std::size_t size);
+    static constexpr std::size_t kMaxSpare = 256;
+    static constexpr std::size_t kMaxSpareBytes = std::size_t{32} << 20;
+    std::vector<std::vector<std::uint8_t>> spare_;  // under mutex_
+    std::size_t spare_bytes_ = 0;                   // under mutex_: their capacities
 
     std::mutex mutex_;
     std::atomic<std::size_t> pending_count_{0};   // blobs pending: the Get fast path's test

@@ -84,6 +84,9 @@ struct ClientRecord {
     std::size_t compacted_bytes = 0;  // local_blob + remote_blob when last rebuilt
     // As a fence receiver: the commit_seq of each local peer whose data it holds.
     std::map<ProcKey, std::uint64_t> seen;
+    // The commit_seq up to which the server last wrote its fence area for it
+    // (Collectives::publish_for): the next one writes only what came after.
+    std::uint64_t area_to = 0;
 
     // Connected or on its way: not departed.
     bool running() const { return state == State::connected || state == State::connecting; }
@@ -104,13 +107,27 @@ struct JobRecord {
     // Its collecting fences' data, written once for every client that maps
     // it (wire/shm_fence.hpp, ShmData); created and given away with fence_shm.
     std::shared_ptr<wire::ShmData> fence_data;
+    // Its ranks' fence areas (wire/shm_fence.hpp, ShmArea): collecting
+    // fences through the barrier. Empty: they go through the server.
+    std::vector<std::unique_ptr<wire::ShmArea>> fence_areas;
     struct ShmWaiter {
         std::uint32_t gen = 0;
         ProcKey proc;
         PendingReply reply;
         std::uint64_t timer = 0;
+        bool collect = false;  // answered with the generation's areas
     };
     std::vector<ShmWaiter> shm_waiters;
+    // A client's next socket fence while its previous one still waits in
+    // the barrier (PMIx_Fence_nb twice): joined once that one is answered,
+    // so that one process never arrives twice in one generation.
+    struct ShmDeferred {
+        ProcKey proc;
+        bool collect = false;
+        std::uint32_t timeout = 0;
+        PendingReply reply;
+    };
+    std::vector<ShmDeferred> shm_deferred;
 };
 
 // What a service holding state about clients implements to hear of their

@@ -64,8 +64,10 @@ void Collectives::client_registered(JobRecord &job, uid_t uid, gid_t gid) {
         // who may map the segment; a client of another user cannot, and its
         // fences go through the socket (the server joins the barrier for it).
         std::string error;
-        if (job.fence_shm->give_to(uid, gid, error) &&
-            (!job.fence_data || job.fence_data->give_to(uid, gid, error))) {
+        bool ok = job.fence_shm->give_to(uid, gid, error) &&
+                  (!job.fence_data || job.fence_data->give_to(uid, gid, error));
+        for (auto &a : job.fence_areas) ok = ok && a->give_to(uid, gid, error);
+        if (ok) {
             job.fence_shm_given = true;
         } else {
             log()->warn("server: fence segment of {}: {}", job.nspace, error);
@@ -593,22 +595,66 @@ void Collectives::offer_shm_fence(JobRecord &job) {
     }
     job.fence_shm = std::move(seg);
     job.fence_data = std::move(data);
+    offer_fence_areas(job);
+}
+
+void Collectives::offer_fence_areas(JobRecord &job) {
+    // One area per rank (wire::ShmArea), named from the fence segment: only
+    // with fence data on and for jobs whose objects stay few.
+    constexpr std::uint32_t kMaxAreas = 1024;
+    if (!job.fence_data || job.job_size > kMaxAreas || !wire::ShmArea::enabled()) return;
+    std::vector<std::unique_ptr<wire::ShmArea>> areas;
+    std::string error;
+    for (std::uint32_t r = 0; r < job.job_size; ++r) {
+        auto a = wire::ShmArea::create(wire::ShmArea::name_for(job.fence_shm->name(), r), error);
+        if (!a) {
+            log()->warn("server: no fence areas for {}: {}", job.nspace, error);
+            return;  // those created are removed with `areas`
+        }
+        areas.push_back(std::move(a));
+    }
+    pmix_info_t entry{};
+    std::strncpy(entry.key, wire::PMIXPP_FENCE_AREAS_KEY, PMIX_MAX_KEYLEN);
+    entry.value.type = PMIX_STRING;
+    entry.value.data.string = const_cast<char *>(job.fence_shm->name().c_str());
+    auto st = store_->write([&](mca::gds::Module &m) {
+        return m.register_job(job.nspace, std::span<const pmix_info_t>(&entry, 1));
+    });
+    if (!st.ok()) {
+        log()->warn("server: no fence areas for {}: {}", job.nspace, st.message());
+        return;
+    }
+    job.fence_areas = std::move(areas);
 }
 
 bool Collectives::join_shm_fence(JobRecord &job, const ProcKey &me,
                                  const std::vector<pmix_proc_t> &procs, bool collect,
                                  std::uint32_t timeout, const PendingReply &reply) {
-    if (!job.fence_shm || collect || procs.size() != 1 ||
+    if (!job.fence_shm || (collect && job.fence_areas.empty()) || procs.size() != 1 ||
         key_of(procs[0]) != ProcKey{me.first, PMIX_RANK_WILDCARD} ||
         me.second >= job.fence_shm->nprocs()) {
         return false;
     }
-    wire::ShmFence::Arrival arrival;
-    if (pmix_status_t st = job.fence_shm->arrive(true, arrival); st != PMIX_SUCCESS) {
-        send_reply(reply, status_body(st));
+    if (std::any_of(job.shm_waiters.begin(), job.shm_waiters.end(),
+                    [&](const auto &w) { return w.proc == me; })) {
+        job.shm_deferred.push_back({me, collect, timeout, reply});
         return true;
     }
-    JobRecord::ShmWaiter w{arrival.gen, me, reply, 0};
+    wire::ShmFence::Arrival arrival;
+    for (;;) {
+        // A collecting fence: the server writes the client's area for it
+        // (everything it committed: its commits came before this request on
+        // the socket), then arrives in that generation.
+        const std::uint32_t gen = job.fence_shm->current_gen();
+        if (collect) publish_for(job, me, gen);
+        pmix_status_t st = job.fence_shm->arrive(true, arrival, collect ? &gen : nullptr);
+        if (st != PMIX_SUCCESS) {
+            send_reply(reply, status_body(st));
+            return true;
+        }
+        if (!arrival.stale) break;  // else a mend started another generation: write again
+    }
+    JobRecord::ShmWaiter w{arrival.gen, me, reply, 0, collect};
     if (!arrival.completed && timeout > 0) {
         const std::uint32_t gen = arrival.gen;
         w.timer = ProgressEngine::instance().after(std::chrono::seconds(timeout), [this, me, gen] {
@@ -640,9 +686,82 @@ void Collectives::answer_shm_waiters(JobRecord &job) {
         const bool done = job.fence_shm->completed(w.gen);
         if (!done && broken == PMIX_SUCCESS) return false;
         if (w.timer != 0) ProgressEngine::instance().cancel(w.timer);
-        send_reply(w.reply, done ? ok : status_body(broken));
+        send_reply(w.reply, !done       ? status_body(broken)
+                            : w.collect ? areas_body(job, w.gen, w.proc.second)
+                                        : ok);
         return true;
     });
+    if (!job.shm_deferred.empty()) {
+        // Their previous fences are answered: they join now (or get the broken status).
+        auto deferred = std::move(job.shm_deferred);
+        job.shm_deferred.clear();
+        for (auto &d : deferred) {
+            const std::vector<pmix_proc_t> all{proc_of({d.proc.first, PMIX_RANK_WILDCARD})};
+            join_shm_fence(job, d.proc, all, d.collect, d.timeout, d.reply);
+        }
+    }
+}
+
+void Collectives::publish_for(JobRecord &job, const ProcKey &proc, std::uint32_t gen) {
+    ClientRecord *c = find_client(proc);
+    if (c == nullptr || proc.second >= job.fence_areas.size()) return;
+    // What it committed since the server last wrote its area, when the
+    // deltas reach back so far and are smaller than half the whole (the rule
+    // of Modex::append_changes), else the whole: readers holding less ask
+    // the server (client/fence_shm.cpp).
+    std::vector<std::uint8_t> data;
+    std::uint64_t from = 0;
+    std::uint32_t flags = wire::ShmArea::kWhole;
+    const std::uint64_t since = c->area_to;
+    if (c->committed && since > 0 && since <= c->commit_seq && !c->local_deltas.empty() &&
+        c->local_deltas.front().first <= since + 1) {
+        const auto first =
+            c->local_deltas.end() - static_cast<std::ptrdiff_t>(c->commit_seq - since);
+        std::size_t bytes = 0;
+        for (auto it = first; it != c->local_deltas.end(); ++it) bytes += it->second.size();
+        if (2 * bytes < c->local_blob.size()) {
+            data.reserve(bytes);
+            for (auto it = first; it != c->local_deltas.end(); ++it)
+                data.insert(data.end(), it->second.begin(), it->second.end());
+            from = since;
+            flags = 0;
+        }
+    }
+    if (flags == wire::ShmArea::kWhole && c->committed) data = c->local_blob;
+    std::string error;
+    if (!job.fence_areas[proc.second]->publish(gen, from, c->commit_seq, flags, data, error)) {
+        log()->warn("server: fence area of {}: {} (its peers ask for its data)", describe(proc),
+                    error);
+    }
+    c->area_to = c->commit_seq;
+}
+
+std::vector<std::uint8_t> Collectives::areas_body(JobRecord &job, std::uint32_t gen,
+                                                  std::uint32_t receiver) {
+    // What a proxied participant of a collecting generation reads: every
+    // other rank's area for `gen`, as the client reads them itself
+    // (client/fence_shm.cpp). Still intact: their writers pass `gen` + 1
+    // only once this receiver, answered now, arrives in it.
+    BodyWriter w;
+    w.i32(PMIX_SUCCESS).bytes(std::vector<std::uint8_t>{}).u64(0);
+    std::vector<std::pair<std::uint32_t, wire::ShmArea::View>> views;
+    for (std::uint32_t r = 0; r < job.fence_areas.size(); ++r) {
+        if (r == receiver) continue;
+        wire::ShmArea::View v;
+        std::string error;
+        if (!job.fence_areas[r]->read(gen, v, error)) {
+            log()->warn("server: fence area {} of {}: {}", r, job.nspace, error);
+            v.published = true;
+            v.flags = wire::ShmArea::kAbsent;
+            v.data = {};
+        }
+        if (v.published) views.emplace_back(r, v);
+    }
+    w.u32(static_cast<std::uint32_t>(views.size()));
+    for (const auto &[r, v] : views) {
+        w.u32(r).u64(v.from).u64(v.to).u32(v.flags).bytes(v.data);
+    }
+    return w.take();
 }
 
 void Collectives::break_shm_fence(const std::string &nspace, pmix_status_t status) {

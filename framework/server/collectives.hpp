@@ -177,6 +177,12 @@ class Collectives final : public DepartureListener, public CollectiveTracker {
     bool join_shm_fence(JobRecord &job, const ProcKey &me, const std::vector<pmix_proc_t> &procs,
                         bool collect, std::uint32_t timeout, const PendingReply &reply);
     void answer_shm_waiters(JobRecord &job);
+    // Collecting fences through the barrier (wire::ShmArea): the areas at
+    // job registration; a proxied participant's area written for it; the
+    // reply that hands a proxied participant the generation's areas.
+    void offer_fence_areas(JobRecord &job);
+    void publish_for(JobRecord &job, const ProcKey &proc, std::uint32_t gen);
+    std::vector<std::uint8_t> areas_body(JobRecord &job, std::uint32_t gen, std::uint32_t receiver);
     void break_shm_fence(const std::string &nspace, pmix_status_t status);
     void mend_shm_fence(const std::string &nspace);
     // Connect / disconnect (connect.cpp): the host's upcall, and the answer

@@ -191,7 +191,13 @@ int ShmFence::remove_stale() {
         if (ec != std::errc() || pid <= 0 || p == rest.data() + rest.size() || *p != '.') continue;
         const char *end = rest.data() + rest.size();
         auto [q, ec2] = std::from_chars(p + 1, end, n);
-        if (ec2 != std::errc() || q != end || q == p + 1) continue;
+        if (ec2 != std::errc() || q == p + 1) continue;
+        if (q != end) {
+            // <pid>.<n>.<rank>: a fence area (ShmArea)
+            unsigned long rank = 0;
+            auto [t, ec3] = std::from_chars(q + 1, end, rank);
+            if (*q != '.' || ec3 != std::errc() || t != end || t == q + 1) continue;
+        }
         if (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
             continue;
         struct stat st {};
@@ -251,13 +257,21 @@ bool ShmFence::give_to(unsigned uid, unsigned gid, std::string &error) {
     return ok;
 }
 
-pmix_status_t ShmFence::arrive(bool proxied, Arrival &out) {
+std::uint32_t ShmFence::current_gen() const {
+    return gen_of(at(layout().state).load());
+}
+
+pmix_status_t ShmFence::arrive(bool proxied, Arrival &out, const std::uint32_t *expect) {
     Layout &l = layout();
     auto state = at(l.state);
     std::uint64_t s = state.load();
     for (;;) {
         if (const pmix_status_t b = broken(); b != PMIX_SUCCESS) return b;
         const std::uint32_t gen = gen_of(s);
+        if (expect != nullptr && *expect != gen) {
+            out = Arrival{gen, false, 0, true};
+            return PMIX_SUCCESS;
+        }
         const std::uint32_t p = proxied_of(s) + (proxied ? 1 : 0);
         const std::uint32_t a = arrived_of(s) + 1;
         const bool last = a >= l.nprocs;
@@ -551,6 +565,177 @@ std::span<const std::uint8_t> ShmData::read(std::uint64_t seq, std::uint64_t len
 
 void ShmData::consumed(std::uint32_t rank, std::uint64_t seq) const {
     if (rank < nprocs()) at(slot(rank, kConsumed)).store(seq);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ShmArea
+
+namespace {
+constexpr std::uint32_t kAreaMagic = 0x50584641;  // "PXFA"
+}
+
+struct ShmArea::Layout {
+    struct Slot {
+        std::uint64_t tag;  // gen + 1 of the generation published (0: none)
+        std::uint64_t from, to;
+        std::uint64_t offset, length;
+        std::uint64_t flags;
+    };
+    std::uint32_t magic;
+    std::uint32_t pad;
+    Slot slots[2];
+
+    static constexpr std::size_t data_offset() { return (sizeof(Layout) + 63) / 64 * 64; }
+};
+
+bool ShmArea::enabled() {
+    static const bool on =
+        on_unless_zero("wire_base_fence_areas",
+                       "Collecting fences over a whole job that runs on this node go through the "
+                       "shared-memory barrier: each process writes its commits into its own fence "
+                       "area and reads the others' (server: create the areas; client: map them). "
+                       "0: their data goes through the server") &&
+        ShmData::enabled();
+    return on;
+}
+
+ShmArea::ShmArea(std::string name, int fd, void *base, std::size_t size, bool owner)
+    : name_(std::move(name)), fd_(fd), base_(base), size_(size), owner_(owner) {}
+
+ShmArea::~ShmArea() {
+    if (base_ != nullptr) ::munmap(base_, size_);
+    if (fd_ >= 0) ::close(fd_);
+    if (owner_) ::shm_unlink(name_.c_str());
+}
+
+ShmArea::Layout &ShmArea::layout() const {
+    return *static_cast<Layout *>(base_);
+}
+
+std::string ShmArea::name_for(const std::string &fence_name, std::uint32_t rank) {
+    return fence_name + "." + std::to_string(rank);
+}
+
+std::unique_ptr<ShmArea> ShmArea::create(const std::string &name, std::string &error) {
+    void *base = nullptr;
+    const int fd = create_mapped(name, page_round(Layout::data_offset()), base, error);
+    if (fd < 0) return nullptr;
+    at(static_cast<Layout *>(base)->magic).store(kAreaMagic, std::memory_order_release);
+    return std::unique_ptr<ShmArea>(
+        new ShmArea(name, fd, base, page_round(Layout::data_offset()), true));
+}
+
+std::unique_ptr<ShmArea> ShmArea::open(const std::string &name, std::string &error) {
+    void *base = nullptr;
+    std::size_t size = 0;
+    const int fd = open_mapped(name, Layout::data_offset(), base, size, error);
+    if (fd < 0) return nullptr;
+    if (at(static_cast<Layout *>(base)->magic).load(std::memory_order_acquire) != kAreaMagic) {
+        error = "segment " + name + " is not a pmixpp fence area";
+        ::munmap(base, size);
+        ::close(fd);
+        return nullptr;
+    }
+    return std::unique_ptr<ShmArea>(new ShmArea(name, fd, base, size, false));
+}
+
+bool ShmArea::give_to(unsigned uid, unsigned gid, std::string &error) {
+    if (::fchown(fd_, uid, gid) == 0) return true;
+    error = errno_text("fchown");
+    return false;
+}
+
+bool ShmArea::map_at_least(std::size_t size, std::string &error) {
+    if (size <= size_) return true;
+    void *base = ::mremap(base_, size_, size, MREMAP_MAYMOVE);
+    if (base == MAP_FAILED) {
+        error = errno_text("mremap");
+        return false;
+    }
+    base_ = base;
+    size_ = size;
+    return true;
+}
+
+bool ShmArea::grow_to(std::size_t need, std::string &error) {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+        error = errno_text("fstat");
+        return false;
+    }
+    const auto have = static_cast<std::size_t>(st.st_size);
+    if (have < need) {
+        const std::size_t grown = page_round(std::max(need, 2 * have));
+        // Reserve the pages now: on a full /dev/shm this fails here rather
+        // than with a SIGBUS in whoever touches the page first.
+        if (::ftruncate(fd_, static_cast<off_t>(grown)) != 0) {
+            error = errno_text("ftruncate");
+            return false;
+        }
+        if (const int rc =
+                ::posix_fallocate(fd_, static_cast<off_t>(have), static_cast<off_t>(grown - have));
+            rc != 0) {
+            error = std::string("posix_fallocate: ") + std::strerror(rc);
+            (void)::ftruncate(fd_, static_cast<off_t>(have));
+            return false;
+        }
+        return map_at_least(grown, error);
+    }
+    return map_at_least(have, error);
+}
+
+bool ShmArea::publish(std::uint32_t gen, std::uint64_t from, std::uint64_t to, std::uint32_t flags,
+                      std::span<const std::uint8_t> data, std::string &error) {
+    const int mine = static_cast<int>(gen & 1);
+    Layout::Slot &other = layout().slots[1 - mine];
+    // The other slot's bytes may be read now (its generation completed, its
+    // readers have not all arrived in this one): stay clear of them.
+    const std::uint64_t o_off = at(other.tag).load() != 0 ? other.offset : 0;
+    const std::uint64_t o_len = at(other.tag).load() != 0 ? other.length : 0;
+    std::uint64_t offset = Layout::data_offset();
+    if (o_len != 0 && offset + data.size() > o_off) offset = (o_off + o_len + 63) / 64 * 64;
+    bool ok = data.empty() || grow_to(offset + data.size(), error);
+    if (ok && !data.empty())
+        std::memcpy(static_cast<char *>(base_) + offset, data.data(), data.size());
+    Layout::Slot &s = layout().slots[mine];  // base_ may have moved
+    s.from = from;
+    s.to = to;
+    s.offset = ok ? offset : 0;
+    s.length = ok ? data.size() : 0;
+    s.flags = ok ? flags : kAbsent;
+    at(s.tag).store(static_cast<std::uint64_t>(gen) + 1, std::memory_order_release);
+    return ok;
+}
+
+bool ShmArea::read(std::uint32_t gen, View &out, std::string &error) {
+    out = View{};
+    const Layout::Slot &s = layout().slots[gen & 1];
+    if (at(const_cast<std::uint64_t &>(s.tag)).load(std::memory_order_acquire) !=
+        static_cast<std::uint64_t>(gen) + 1) {
+        return true;  // it did not publish in this generation
+    }
+    out.published = true;
+    out.from = s.from;
+    out.to = s.to;
+    out.flags = static_cast<std::uint32_t>(s.flags);
+    const std::uint64_t offset = s.offset, length = s.length;
+    if (length == 0) return true;
+    if (length > size_ || offset > size_ - length) {
+        struct stat st {};
+        if (::fstat(fd_, &st) != 0) {
+            error = errno_text("fstat");
+            return false;
+        }
+        const auto have = static_cast<std::uint64_t>(st.st_size);
+        if (length > have || offset > have - length) {  // no sum that could wrap
+            error = "fence area " + name_ + " is shorter than its header says";
+            return false;
+        }
+        if (!map_at_least(static_cast<std::size_t>(st.st_size), error)) return false;
+    }
+    out.data = {static_cast<const std::uint8_t *>(base_) + offset,
+                static_cast<std::size_t>(length)};
+    return true;
 }
 
 }  // namespace pmixpp::wire

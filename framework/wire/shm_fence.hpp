@@ -75,11 +75,16 @@ class ShmFence {
         std::uint32_t gen = 0;      // the generation joined
         bool completed = false;     // this arrival was the last one
         std::uint32_t proxied = 0;  // if completed: proxied arrivals in that generation
+        bool stale = false;         // `expect` was not the current generation: not counted
     };
     // Arrive at the current generation. `proxied`: the server arriving for a
     // client that sent its fence over the socket. PMIX_SUCCESS, or the sticky
-    // broken status (nothing counted).
-    pmix_status_t arrive(bool proxied, Arrival &out);
+    // broken status (nothing counted). With `expect` (not null): arrive only
+    // if the current generation is *expect (the one whose fence area the
+    // caller wrote, ShmArea), else nothing is counted and out.stale is set.
+    pmix_status_t arrive(bool proxied, Arrival &out, const std::uint32_t *expect = nullptr);
+    // The generation an arrival now would join.
+    std::uint32_t current_gen() const;
     // Sleep until generation `gen` completes: PMIX_SUCCESS, the broken status,
     // PMIX_ERR_LOST_CONNECTION once `lost` is true, or PMIX_ERR_TIMEOUT after
     // `timeout_s` seconds (0: none); with either of the last two the arrival
@@ -189,6 +194,74 @@ class ShmData {
     std::size_t size_ = 0;
     bool owner_ = false;
     std::uint64_t bytes_written_ = 0;
+};
+
+// A process's fence area: what it committed since it last published, for
+// the collecting fences that go through the barrier (server/README.md,
+// "Collecting fences through the barrier"). One POSIX shared-memory object
+// per rank of a job that has a fence segment, named `<fence segment>.<rank>`
+// (PMIXPP_FENCE_AREAS_KEY names the fence segment), created empty by the
+// server at job registration, removed with the fence segment and by
+// ShmFence::remove_stale.
+//
+// One writer at a time: the rank itself before it arrives in the barrier
+// for generation g, or the server on its behalf (a proxied arrival). The
+// writer fills slot g & 1 (data, then the header, tag = g + 1); readers read
+// it once g has completed, before they arrive in g + 1. The writer of g + 2
+// has passed g + 1, which every reader entered after reading g: double
+// buffering by parity is safe. A writer places its data away from the other
+// slot's bytes and grows the object (ftruncate + posix_fallocate: a full
+// /dev/shm fails publish(), never a SIGBUS); readers remap when a header
+// names bytes past their mapping.
+inline constexpr const char *PMIXPP_FENCE_AREAS_KEY = "pmixpp.fence.areas";
+
+class ShmArea {
+  public:
+    enum Flags : std::uint32_t {
+        kWhole = 1,   // the data is everything the process committed
+        kAbsent = 2,  // the writer could not write its data here: ask the server
+    };
+    // Whether collecting fences go through the barrier and the areas: MCA
+    // parameter wire_base_fence_areas (default on) and ShmData::enabled().
+    // A server with it off creates none (collecting fences go through the
+    // server, and the data segment, as before); a client with it off maps
+    // none (the server writes its area and reads the others' for it).
+    static bool enabled();
+    // Server: create the object `name` (mode 0600), empty.
+    static std::unique_ptr<ShmArea> create(const std::string &name, std::string &error);
+    static std::unique_ptr<ShmArea> open(const std::string &name, std::string &error);
+    static std::string name_for(const std::string &fence_name, std::uint32_t rank);
+    ~ShmArea();
+    ShmArea(const ShmArea &) = delete;
+    ShmArea &operator=(const ShmArea &) = delete;
+    bool give_to(unsigned uid, unsigned gid, std::string &error);
+
+    // Writer, for generation `gen`: the commits (from, to] of the process.
+    // False with `error` set when the object cannot grow to hold `data`:
+    // the slot is then published kAbsent (readers ask the server).
+    bool publish(std::uint32_t gen, std::uint64_t from, std::uint64_t to, std::uint32_t flags,
+                 std::span<const std::uint8_t> data, std::string &error);
+    struct View {
+        bool published = false;  // the writer published for this generation
+        std::uint64_t from = 0, to = 0;
+        std::uint32_t flags = 0;
+        std::span<const std::uint8_t> data;  // valid until the reader arrives again
+    };
+    // Reader, once generation `gen` completed.
+    bool read(std::uint32_t gen, View &out, std::string &error);
+
+  private:
+    struct Layout;
+    ShmArea(std::string name, int fd, void *base, std::size_t size, bool owner);
+    Layout &layout() const;
+    bool map_at_least(std::size_t size, std::string &error);
+    bool grow_to(std::size_t size, std::string &error);
+
+    std::string name_;
+    int fd_ = -1;
+    void *base_ = nullptr;
+    std::size_t size_ = 0;
+    bool owner_ = false;
 };
 
 }  // namespace pmixpp::wire

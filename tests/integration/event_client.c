@@ -460,13 +460,19 @@ static void mode_late(int expect_all) {
         notify_routed(CODE_B, PMIX_RANGE_GLOBAL);
         notify_routed(CODE_C, PMIX_RANGE_GLOBAL);
     }
-    /* Through the server (collecting): its answer comes to rank 1 behind
-     * the events, so rank 1 has read them before it registers; an event it
-     * read after its registration completed would reach the handler live. */
+    /* Through the server (collecting, every rank named: a collecting fence
+     * over the job's wildcard takes the shared-memory barrier): its answer
+     * comes to rank 1 behind the events, so rank 1 has read them before it
+     * registers; an event it read after its registration completed would
+     * reach the handler live. */
     pmix_info_t collect;
     bool yes = true;
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    pmix_status_t rc = PMIx_Fence(NULL, 0, &collect, 1);
+    pmix_proc_t *all = calloc(nprocs, sizeof *all);
+    if (all == NULL) fail("calloc", PMIX_ERR_NOMEM);
+    for (uint32_t r = 0; r < nprocs; ++r) PMIX_LOAD_PROCID(&all[r], me.nspace, r);
+    pmix_status_t rc = PMIx_Fence(all, nprocs, &collect, 1);
+    free(all);
     PMIX_INFO_DESTRUCT(&collect);
     if (rc != PMIX_SUCCESS) fail("collecting fence", rc);
     if (me.rank == 1) {

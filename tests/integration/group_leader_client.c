@@ -168,14 +168,20 @@ static void wait_flag(_Atomic int *flag) {
     while (!*flag) usleep(1000); /* bounded by alarm() */
 }
 
-/* A fence through the server (a collecting one never takes the job's
- * shared-memory barrier): the caller's requests sent before it, on the same
- * socket, have reached the server once it completes. */
+/* A fence through the server (every rank named, not the job's wildcard: it
+ * never takes the job's shared-memory barrier, where a collecting fence over
+ * the whole job goes too, framework/server/README.md): the caller's requests
+ * sent before it, on the same socket, have reached the server once it
+ * completes. */
 static void server_fence(void) {
     pmix_info_t collect;
     bool yes = true;
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    CHECK(PMIx_Fence(NULL, 0, &collect, 1), "Fence");
+    pmix_proc_t *all = calloc(nprocs, sizeof *all);
+    if (all == NULL) FAIL("calloc");
+    for (uint32_t r = 0; r < nprocs; ++r) PMIX_LOAD_PROCID(&all[r], me.nspace, r);
+    CHECK(PMIx_Fence(all, nprocs, &collect, 1), "Fence");
+    free(all);
 }
 
 struct nb {

@@ -121,7 +121,9 @@ int main(int argc, char **argv) {
               "construct_nb");
     pmix_info_t collect;
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    CHECK(PMIx_Fence(NULL, 0, &collect, 1), "Fence"); /* every construct is in */
+    /* Every rank named: through the server (a collecting fence over the
+     * job's wildcard takes the shared-memory barrier), so every construct is in. */
+    CHECK(PMIx_Fence(procs, nprocs, &collect, 1), "Fence");
     if (me.rank == last) raise(SIGKILL);
     wait_flag(&nb.done);
     if (!atomic_load(&member_failed) || atomic_load(&failed_rank) != last)

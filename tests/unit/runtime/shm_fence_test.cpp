@@ -247,16 +247,117 @@ TEST(ShmFence, CreatingRemovesSegmentsOfServersThatAreGone) {
     const std::string stale = "/pmixpp.fence." + std::to_string(gone) + ".7";
     const std::string live = "/pmixpp.fence." + std::to_string(alive) + ".7";
     const std::string lookalike = "/pmixpp.fence." + std::to_string(gone) + ".7x";
-    for (const auto &n : {stale, live, lookalike}) ASSERT_TRUE(make_segment(n)) << n;
+    const std::string stale_area = "/pmixpp.fence." + std::to_string(gone) + ".7.3";
+    const std::string area_lookalike = "/pmixpp.fence." + std::to_string(gone) + ".7.3x";
+    for (const auto &n : {stale, live, lookalike, stale_area, area_lookalike})
+        ASSERT_TRUE(make_segment(n)) << n;
 
     auto seg = make(2);
     ASSERT_NE(seg, nullptr);
     EXPECT_FALSE(exists(stale));
     EXPECT_TRUE(exists(live));
     EXPECT_TRUE(exists(lookalike));
+    EXPECT_FALSE(exists(stale_area));  // a fence area (ShmArea) of that server
+    EXPECT_TRUE(exists(area_lookalike));
     EXPECT_TRUE(exists(seg->name()));
 
     ::kill(alive, SIGKILL);
     ::waitpid(alive, nullptr, 0);
-    for (const auto &n : {stale, live, lookalike}) ::shm_unlink(n.c_str());
+    for (const auto &n : {stale, live, lookalike, stale_area, area_lookalike})
+        ::shm_unlink(n.c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// ShmArea: a rank's fence area for collecting fences through the barrier.
+
+using pmixpp::wire::ShmArea;
+
+namespace {
+
+std::vector<std::uint8_t> pattern(std::size_t n, std::uint8_t seed) {
+    std::vector<std::uint8_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint8_t>(seed + i * 7);
+    return v;
+}
+
+std::vector<std::uint8_t> bytes_of(const ShmArea::View &v) {
+    return {v.data.begin(), v.data.end()};
+}
+
+}  // namespace
+
+TEST(ShmArea, AReaderSeesEachGenerationsSlotWhileTheWriterFillsTheNext) {
+    std::string error;
+    auto fence = make(2);
+    ASSERT_NE(fence, nullptr);
+    const std::string name = ShmArea::name_for(fence->name(), 1);
+    auto owner = ShmArea::create(name, error);
+    ASSERT_NE(owner, nullptr) << error;
+    auto writer = ShmArea::open(name, error);
+    auto reader = ShmArea::open(name, error);
+    ASSERT_NE(writer, nullptr) << error;
+    ASSERT_NE(reader, nullptr) << error;
+
+    ShmArea::View v;
+    ASSERT_TRUE(reader->read(0, v, error)) << error;
+    EXPECT_FALSE(v.published);  // nothing written yet
+
+    // Sizes that make the object grow past the reader's mapping, and a
+    // generation whose data is written while the previous one is read.
+    const auto g0 = pattern(100000, 1), g1 = pattern(300000, 2), g2 = pattern(50, 3);
+    ASSERT_TRUE(writer->publish(0, 0, 1, ShmArea::kWhole, g0, error)) << error;
+    ASSERT_TRUE(reader->read(0, v, error)) << error;
+    ASSERT_TRUE(v.published);
+    EXPECT_EQ(v.from, 0u);
+    EXPECT_EQ(v.to, 1u);
+    EXPECT_EQ(v.flags, std::uint32_t{ShmArea::kWhole});
+    const auto read0 = bytes_of(v);
+    ASSERT_TRUE(writer->publish(1, 1, 2, 0, g1, error)) << error;
+    EXPECT_EQ(read0, g0);
+    ASSERT_TRUE(reader->read(0, v, error)) << error;
+    EXPECT_EQ(bytes_of(v), g0);  // generation 0's bytes are intact
+    ASSERT_TRUE(reader->read(1, v, error)) << error;
+    ASSERT_TRUE(v.published);
+    EXPECT_EQ(v.from, 1u);
+    EXPECT_EQ(v.to, 2u);
+    EXPECT_EQ(bytes_of(v), g1);
+    ASSERT_TRUE(writer->publish(2, 2, 3, 0, g2, error)) << error;
+    ASSERT_TRUE(reader->read(1, v, error)) << error;
+    EXPECT_EQ(bytes_of(v), g1);  // generation 1's, while 2 was written
+    ASSERT_TRUE(reader->read(2, v, error)) << error;
+    EXPECT_EQ(bytes_of(v), g2);
+    // A slot left from generation 0 is not generation 4's.
+    ASSERT_TRUE(reader->read(4, v, error)) << error;
+    EXPECT_FALSE(v.published);
+}
+
+TEST(ShmArea, OpenRefusesAnObjectThatIsNotAnArea) {
+    std::string error;
+    auto fence = make(1);
+    ASSERT_NE(fence, nullptr);
+    EXPECT_EQ(ShmArea::open(fence->name() + ".9", error), nullptr);  // missing
+    EXPECT_EQ(ShmArea::open(fence->name(), error), nullptr);         // too small
+    auto data = pmixpp::wire::ShmData::create(1, error);             // a page, not an area
+    ASSERT_NE(data, nullptr) << error;
+    EXPECT_EQ(ShmArea::open(data->name(), error), nullptr);
+    EXPECT_NE(error.find("not a pmixpp fence area"), std::string::npos) << error;
+}
+
+TEST(ShmFence, AnArrivalThatExpectsAnotherGenerationIsNotCounted) {
+    auto seg = make(2);
+    ASSERT_NE(seg, nullptr);
+    const std::uint32_t gen = seg->current_gen();
+    seg->break_with(PMIX_ERR_LOST_CONNECTION);
+    seg->mend();  // a new generation: an area written for `gen` is stale
+    ShmFence::Arrival a;
+    ASSERT_EQ(seg->arrive(false, a, &gen), PMIX_SUCCESS);
+    EXPECT_TRUE(a.stale);
+    EXPECT_FALSE(a.completed);
+    const std::uint32_t now = seg->current_gen();
+    EXPECT_NE(now, gen);
+    ASSERT_EQ(seg->arrive(false, a, &now), PMIX_SUCCESS);
+    EXPECT_FALSE(a.stale);
+    EXPECT_FALSE(a.completed);  // the stale one was not counted: 1 of 2
+    ASSERT_EQ(seg->arrive(false, a, &now), PMIX_SUCCESS);
+    EXPECT_TRUE(a.completed);
 }

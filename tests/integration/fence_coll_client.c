@@ -1,0 +1,259 @@
+/* Collecting fences through the shared-memory barrier (framework/wire/
+ * shm_fence.hpp, ShmArea; framework/server/README.md, "Collecting fences
+ * through the barrier"): each rank writes what it committed into its own
+ * fence area, meets the others in the barrier and reads their areas; no
+ * server answer carries the data. With PMIX_MCA_gds_base_verbose=5 each
+ * client logs where each fence's data came from ("... read in the peers'
+ * areas (generation G, N asked of the server)", "... of the peers' areas
+ * through the socket" for a fence the server joined for it): the tests
+ * count those lines.
+ * usage: fence_coll_client MODE
+ *   sizes   three rounds each of 1 x 8 B, 10 x 1 KiB and 1 x 64 KiB values
+ *           (re-Put every round) plus a new key per round; after each
+ *           collecting PMIx_Fence every rank checks every peer's latest
+ *           values by Get.
+ *   mixed   as sizes, but rank 1 fences with PMIx_Fence_nb (the server
+ *           joins the barrier for it and writes its area).
+ *   newkey  60 rounds of one new key per round; each rank checks every
+ *           peer's new key and its first one.
+ *   timeout ranks 0, 1, 3 time out (PMIX_TIMEOUT) waiting for rank 2, fence
+ *           again and meet its late fence; every rank reads every value.
+ *   dies    one collecting fence, then rank 2 exits without finalizing
+ *           before the second: every other rank's fence fails.
+ * Prints "fence_coll ok" per rank ("fence_coll died ok" in dies). */
+#include <pmix.h>
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static pmix_proc_t me;
+static uint32_t nprocs;
+
+#define CHECK(cond, ...)                                             \
+    do {                                                             \
+        if (!(cond)) {                                               \
+            fprintf(stdout, "fence_coll rank %u FAILED: ", me.rank); \
+            fprintf(stdout, __VA_ARGS__);                            \
+            fprintf(stdout, "\n");                                   \
+            fflush(stdout);                                          \
+            exit(1);                                                 \
+        }                                                            \
+    } while (0)
+
+static unsigned char fill(uint32_t rank, int round, size_t i) {
+    return (unsigned char)(rank * 31u + (unsigned)round * 7u + i * 13u);
+}
+
+static void put_bytes(const char *key, size_t size, int round) {
+    unsigned char *buf = malloc(size);
+    CHECK(buf != NULL, "malloc");
+    for (size_t i = 0; i < size; ++i) buf[i] = fill(me.rank, round, i);
+    pmix_value_t v;
+    v.type = PMIX_BYTE_OBJECT;
+    v.data.bo.bytes = (char *)buf;
+    v.data.bo.size = size;
+    CHECK(PMIx_Put(PMIX_GLOBAL, key, &v) == PMIX_SUCCESS, "Put %s", key);
+    free(buf);
+}
+
+static void check_bytes(pmix_rank_t rank, const char *key, size_t size, int round) {
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, me.nspace, rank);
+    pmix_value_t *v = NULL;
+    pmix_status_t rc = PMIx_Get(&p, key, NULL, 0, &v);
+    CHECK(rc == PMIX_SUCCESS, "Get %s of %u: %s", key, rank, PMIx_Error_string(rc));
+    CHECK(v->type == PMIX_BYTE_OBJECT && v->data.bo.size == size, "%s of %u: type %d size %zu", key,
+          rank, v->type, v->data.bo.size);
+    for (size_t i = 0; i < size; ++i) {
+        CHECK((unsigned char)v->data.bo.bytes[i] == fill(rank, round, i),
+              "%s of %u: byte %zu is not round %d's", key, rank, i, round);
+    }
+    PMIX_VALUE_RELEASE(v);
+}
+
+static void put_u64(const char *key, uint64_t x) {
+    pmix_value_t v;
+    v.type = PMIX_UINT64;
+    v.data.uint64 = x;
+    CHECK(PMIx_Put(PMIX_GLOBAL, key, &v) == PMIX_SUCCESS, "Put %s", key);
+}
+
+static void check_u64(pmix_rank_t rank, const char *key, uint64_t want) {
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, me.nspace, rank);
+    pmix_value_t *v = NULL;
+    pmix_status_t rc = PMIx_Get(&p, key, NULL, 0, &v);
+    CHECK(rc == PMIX_SUCCESS, "Get %s of %u: %s", key, rank, PMIx_Error_string(rc));
+    CHECK(v->type == PMIX_UINT64 && v->data.uint64 == want, "%s of %u: %llu, want %llu", key, rank,
+          (unsigned long long)v->data.uint64, (unsigned long long)want);
+    PMIX_VALUE_RELEASE(v);
+}
+
+static _Atomic int nb_done;
+static _Atomic pmix_status_t nb_status;
+static void nb_cb(pmix_status_t status, void *cbdata) {
+    (void)cbdata;
+    nb_status = status;
+    atomic_store(&nb_done, 1);
+}
+
+static pmix_status_t collecting_fence(int nb) {
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    pmix_status_t rc;
+    if (nb) {
+        atomic_store(&nb_done, 0);
+        rc = PMIx_Fence_nb(NULL, 0, &collect, 1, nb_cb, NULL);
+        if (rc == PMIX_SUCCESS) {
+            while (!atomic_load(&nb_done)) usleep(100); /* bounded by pmixrun --timeout */
+            rc = nb_status;
+        }
+    } else {
+        rc = PMIx_Fence(NULL, 0, &collect, 1);
+    }
+    PMIX_INFO_DESTRUCT(&collect);
+    return rc;
+}
+
+/* 8 B, 10 x 1 KiB and 64 KiB, three rounds each, values re-Put every round
+ * and one new key per round. */
+static int run_sizes(int nb_rank) {
+    static const size_t sizes[3][2] = {{1, 8}, {10, 1024}, {1, 64 * 1024}};
+    int round = 0;
+    for (int s = 0; s < 3; ++s) {
+        for (int rep = 0; rep < 3; ++rep, ++round) {
+            const size_t n = sizes[s][0], size = sizes[s][1];
+            char key[32];
+            for (size_t k = 0; k < n; ++k) {
+                snprintf(key, sizeof key, "v%zu.%zu", size, k);
+                put_bytes(key, size, round);
+            }
+            snprintf(key, sizeof key, "k%d", round);
+            put_u64(key, 1000u * me.rank + (unsigned)round);
+            CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
+            pmix_status_t rc = collecting_fence((int)me.rank == nb_rank);
+            CHECK(rc == PMIX_SUCCESS, "collecting fence round %d: %s", round,
+                  PMIx_Error_string(rc));
+            for (pmix_rank_t r = 0; r < nprocs; ++r) {
+                if (r == me.rank) continue;
+                for (size_t k = 0; k < n; ++k) {
+                    snprintf(key, sizeof key, "v%zu.%zu", size, k);
+                    check_bytes(r, key, size, round);
+                }
+                for (int old = 0; old <= round; ++old) {
+                    snprintf(key, sizeof key, "k%d", old);
+                    check_u64(r, key, 1000u * r + (unsigned)old);
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+static int run_newkey(void) {
+    for (int round = 0; round < 60; ++round) {
+        char key[32];
+        snprintf(key, sizeof key, "n%d", round);
+        put_u64(key, 100000u * me.rank + (unsigned)round);
+        CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
+        pmix_status_t rc = collecting_fence(0);
+        CHECK(rc == PMIX_SUCCESS, "collecting fence round %d: %s", round, PMIx_Error_string(rc));
+        for (pmix_rank_t r = 0; r < nprocs; ++r) {
+            if (r == me.rank) continue;
+            check_u64(r, key, 100000u * r + (unsigned)round);
+            check_u64(r, "n0", 100000u * r);
+        }
+    }
+    return 0;
+}
+
+/* Ranks 0, 1 and 3 time out (PMIX_TIMEOUT 1) while rank 2 sleeps, then
+ * fence again and meet rank 2's late fence: every rank reads every value. */
+static int run_timeout(void) {
+    put_u64("t", 5u + me.rank);
+    CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
+    pmix_status_t rc;
+    if (me.rank == 2) {
+        sleep(3);
+    } else {
+        pmix_info_t info[2];
+        bool yes = true;
+        int one = 1;
+        PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+        PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &one, PMIX_INT);
+        rc = PMIx_Fence(NULL, 0, info, 2);
+        CHECK(rc == PMIX_ERR_TIMEOUT, "fence with a sleeping peer: %s", PMIx_Error_string(rc));
+        PMIX_INFO_DESTRUCT(&info[0]);
+        PMIX_INFO_DESTRUCT(&info[1]);
+    }
+    rc = collecting_fence(0);
+    CHECK(rc == PMIX_SUCCESS, "collecting fence after the timeout: %s", PMIx_Error_string(rc));
+    for (pmix_rank_t r = 0; r < nprocs; ++r)
+        if (r != me.rank) check_u64(r, "t", 5u + r);
+    return 0;
+}
+
+static int run_dies(void) {
+    put_u64("before", 7u + me.rank);
+    CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
+    pmix_status_t rc = collecting_fence(0);
+    CHECK(rc == PMIX_SUCCESS, "first collecting fence: %s", PMIx_Error_string(rc));
+    for (pmix_rank_t r = 0; r < nprocs; ++r)
+        if (r != me.rank) check_u64(r, "before", 7u + r);
+    put_u64("after", 9u + me.rank);
+    CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
+    if (me.rank == 2) {
+        usleep(200000); /* the others are in the barrier by now, most likely */
+        _exit(3);
+    }
+    rc = collecting_fence(0);
+    CHECK(rc != PMIX_SUCCESS, "the fence with a dead participant succeeded");
+    printf("fence_coll died ok: %s\n", PMIx_Error_string(rc));
+    fflush(stdout);
+    PMIx_Finalize(NULL, 0);
+    exit(0);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: fence_coll_client sizes|mixed|newkey|timeout|dies\n");
+        return 2;
+    }
+    pmix_status_t rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "PMIx_Init: %s\n", PMIx_Error_string(rc));
+        return 1;
+    }
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    pmix_value_t *v = NULL;
+    CHECK(PMIx_Get(&wild, PMIX_JOB_SIZE, NULL, 0, &v) == PMIX_SUCCESS, "job size");
+    nprocs = v->data.uint32;
+    PMIX_VALUE_RELEASE(v);
+    int rcode = 0;
+    if (strcmp(argv[1], "sizes") == 0) {
+        rcode = run_sizes(-1);
+    } else if (strcmp(argv[1], "mixed") == 0) {
+        rcode = run_sizes(1);
+    } else if (strcmp(argv[1], "newkey") == 0) {
+        rcode = run_newkey();
+    } else if (strcmp(argv[1], "timeout") == 0) {
+        rcode = run_timeout();
+    } else if (strcmp(argv[1], "dies") == 0) {
+        rcode = run_dies();
+    } else {
+        fprintf(stderr, "unknown mode %s\n", argv[1]);
+        return 2;
+    }
+    if (rcode == 0) {
+        printf("fence_coll ok\n");
+        fflush(stdout);
+    }
+    PMIx_Finalize(NULL, 0);
+    return rcode;
+}
