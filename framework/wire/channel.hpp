@@ -157,6 +157,18 @@ class Channel : public std::enable_shared_from_this<Channel> {
     // is buffered to the front, growing the buffer when it is too small).
     void reserve_input(std::size_t need);
     void stop_reading();
+    // Complete frames waiting for their posted closure, oldest at
+    // inbox_head_: each closure captures only this channel's address (small
+    // enough for std::function to keep without an allocation) and hands out
+    // the oldest frame. While any is posted, inbox_hold_ keeps the channel;
+    // a frame whose channel nobody else holds any more is dropped, as it was
+    // when the closure held a weak pointer.
+    std::vector<Frame> inbox_;
+    std::size_t inbox_head_ = 0;
+    std::size_t inbox_posted_ = 0;
+    std::shared_ptr<Channel> inbox_hold_;
+    void post_frame(Frame &&frame);
+    void deliver_posted();
 };
 
 }  // namespace pmixpp::wire
