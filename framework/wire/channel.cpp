@@ -24,6 +24,7 @@ std::shared_ptr<Channel> Channel::open(std::unique_ptr<mca::ptl::Connection> con
     ch->on_frame_ = std::move(on_frame);
     ch->on_close_ = std::move(on_close);
     const int fd = ch->connection_->fd();
+    ch->fd_ = fd;
     // Reads and the direct writes must never block the progress thread.
     if (evutil_make_socket_nonblocking(fd) != 0) return nullptr;
     ch->bev_ = bufferevent_socket_new(engine.base(), fd, 0);
@@ -172,10 +173,15 @@ std::size_t Channel::write_now(const std::uint8_t *header, std::span<const std::
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = payload.empty() ? 1 : 2;
+    if (payload.data() == header + kFrameHeaderSize) {
+        // One buffer (a SharedFrame): one piece for the kernel to copy.
+        iov[0].iov_len += payload.size();
+        msg.msg_iovlen = 1;
+    }
     // Never blocks and never raises SIGPIPE; any error (EAGAIN, a closed peer,
     // a descriptor that is not a socket) leaves the frame to the bufferevent,
     // which reports real errors through on_event as before.
-    const ssize_t n = ::sendmsg(connection_->fd(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t n = ::sendmsg(fd_, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
     return n > 0 ? static_cast<std::size_t>(n) : 0;
 }
 
@@ -308,7 +314,7 @@ void Channel::read_frames() {
         }
         reserve_input(need);
         const std::size_t room = in_size_ - in_end_;
-        const ssize_t n = ::read(connection_->fd(), in_.get() + in_end_, room);
+        const ssize_t n = ::read(fd_, in_.get() + in_end_, room);
         if (n == 0) {
             close("peer closed the connection", CloseCause::peer_closed);
             return;

@@ -129,6 +129,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
     std::size_t write_now(const std::uint8_t *header, std::span<const std::uint8_t> payload);
 
     std::unique_ptr<mca::ptl::Connection> connection_;
+    int fd_ = -1;  // connection_->fd(), read once: no call into the transport per read or write
     PeerPlacement placement_ = PeerPlacement::maybe_remote;  // fixed at open()
     FrameLimits limits_ = FrameLimits::process_wide();       // of received frames
     bufferevent *bev_ = nullptr;  // the write side; the read side is read_ev_
