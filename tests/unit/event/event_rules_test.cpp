@@ -604,9 +604,11 @@ struct Held {
     std::size_t ninfo = 0;
     const pmix_info_t *results = nullptr;
     int calls = 0;
-    int completions_inline = 1;  // how many times it completes inside its call
+    int completions_inline = 1;           // how many times it completes inside its call
+    bool alive_after_completion = false;  // the event, after its inline completion(s)
 };
 Held g_held;
+std::weak_ptr<const Event> g_weak;  // the event run_one was given
 
 void holding_handler(size_t, pmix_status_t, const pmix_proc_t *, pmix_info_t info[], size_t ninfo,
                      pmix_info_t results[], size_t, pmix_event_notification_cbfunc_fn_t cbfunc,
@@ -619,6 +621,8 @@ void holding_handler(size_t, pmix_status_t, const pmix_proc_t *, pmix_info_t inf
     g_held.results = results;
     for (int i = 0; i < g_held.completions_inline; ++i)
         cbfunc(PMIX_SUCCESS, nullptr, 0, release_returns, nullptr, cbdata);
+    // Still inside the call: what it was given is still valid.
+    g_held.alive_after_completion = !g_weak.expired();
 }
 
 class One : public Chain {
@@ -626,6 +630,7 @@ class One : public Chain {
     void SetUp() override {
         Chain::SetUp();
         g_held = Held{};
+        g_weak.reset();
     }
     std::size_t add_holding(const std::vector<pmix_info_t> &info = {}) {
         auto spec = RegistrationSpec::parse(std::vector<pmix_status_t>{kA}, info);
@@ -701,9 +706,11 @@ TEST_F(One, EventOutlivesAnInlineCompletionUntilTheCallReturns) {
     {
         auto ev = event_with_detail();
         weak = ev;
+        g_weak = ev;
         run_one(id, std::move(ev));
     }
     EXPECT_EQ(g_held.calls, 1);
+    EXPECT_TRUE(g_held.alive_after_completion);
     EXPECT_TRUE(weak.expired());  // released once the call returned
     drain();
     EXPECT_EQ(g_released, 1);
