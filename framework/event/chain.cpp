@@ -41,7 +41,7 @@ struct EventChain::Step {
 void EventChain::run(std::vector<std::shared_ptr<const Handler>> handlers,
                      std::shared_ptr<const Event> event, Post post, IsRegistered registered,
                      std::function<void()> done, Results results) {
-    std::shared_ptr<EventChain> chain(new EventChain);
+    auto chain = std::make_shared<EventChain>(Key{});  // one allocation
     chain->handlers_ = std::move(handlers);
     chain->event_ = std::move(event);
     chain->post_ = std::move(post);
@@ -49,6 +49,56 @@ void EventChain::run(std::vector<std::shared_ptr<const Handler>> handlers,
     chain->done_ = std::move(done);
     chain->results_fn_ = std::move(results);
     chain->call_next();
+}
+
+// run_one()'s state: the completion function's notification_cbdata. Two
+// references, the call's and the completion's: whichever ends last frees it,
+// so the event (and the info array given to the handler) outlives both.
+struct EventChain::Solo {
+    std::shared_ptr<const Handler> handler;
+    std::shared_ptr<const Event> event;
+    Post post;
+    std::vector<pmix_info_t> call_info;  // with PMIX_EVENT_RETURN_OBJECT (not owned)
+    std::atomic<int> refs{2};
+    std::atomic<bool> completed{false};
+    void release() {
+        if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    }
+};
+
+void EventChain::run_one(std::shared_ptr<const Handler> handler, std::shared_ptr<const Event> event,
+                         Post post, IsRegistered registered) {
+    if (registered && !registered(handler->id)) return;  // as call_next() would skip it
+    auto *solo = new Solo{std::move(handler), std::move(event), std::move(post), {}};
+    const Handler &h = *solo->handler;
+    const Event &ev = *solo->event;
+    auto info = ev.info_span();
+    if (h.spec.return_object != nullptr) {
+        // As call_next() gives it: the event's info, then the object.
+        solo->call_info.assign(info.begin(), info.end());
+        solo->call_info.emplace_back();
+        pmix_info_t &obj = solo->call_info.back();
+        std::memset(&obj, 0, sizeof obj);
+        PMIX_LOAD_KEY(obj.key, PMIX_EVENT_RETURN_OBJECT);
+        obj.value.type = PMIX_POINTER;
+        obj.value.data.ptr = h.spec.return_object;
+        info = solo->call_info;
+    }
+    h.fn(h.id, ev.status, &ev.source,
+         info.empty() ? nullptr : const_cast<pmix_info_t *>(info.data()), info.size(), nullptr, 0,
+         &EventChain::solo_completion, solo);
+    solo->release();  // the call's reference
+}
+
+void EventChain::solo_completion(pmix_status_t, pmix_info_t *, size_t, pmix_op_cbfunc_t cbfunc,
+                                 void *thiscbdata, void *notification_cbdata) {
+    auto *solo = static_cast<Solo *>(notification_cbdata);
+    if (solo == nullptr || solo->completed.exchange(true)) return;
+    // No later handler and nobody reading the results: what the chain would
+    // do after this step is the cbfunc, from the progress thread, never
+    // inside the handler's call.
+    if (cbfunc != nullptr) solo->post([cbfunc, thiscbdata] { cbfunc(PMIX_SUCCESS, thiscbdata); });
+    solo->release();  // the completion's reference
 }
 
 EventChain::~EventChain() {

@@ -55,13 +55,29 @@ class EventChain : public std::enable_shared_from_this<EventChain> {
                     std::shared_ptr<const Event> event, Post post, IsRegistered registered,
                     std::function<void()> done = {}, Results results = {});
 
+    // What run() does for a chain of one handler whose results nobody
+    // reads (no `done`, no `results`), without the chain: the handler is
+    // called now with no results; its completion, once, posts its cbfunc if
+    // it gave one and nothing else. The event lives until both the call
+    // returned and the completion came (docs/events.md, "Latency").
+    static void run_one(std::shared_ptr<const Handler> handler, std::shared_ptr<const Event> event,
+                        Post post, IsRegistered registered);
+
+  private:
+    struct Key {};  // the constructor is for run() only
+
+  public:
+    explicit EventChain(Key) {}
     ~EventChain();
     EventChain(const EventChain &) = delete;
     EventChain &operator=(const EventChain &) = delete;
 
   private:
     struct Step;
-    EventChain() = default;
+    struct Solo;
+    static void solo_completion(pmix_status_t status, pmix_info_t *results, size_t nresults,
+                                pmix_op_cbfunc_t cbfunc, void *thiscbdata,
+                                void *notification_cbdata);
     void call_next();
     bool more_to_call() const noexcept { return next_ < handlers_.size(); }
     void end();

@@ -10,15 +10,37 @@ ProcessEvents &ProcessEvents::instance() {
     return *events;
 }
 
+namespace {
+void post_to_progress(std::function<void()> task) {
+    runtime::ProgressEngine::instance().post(std::move(task));
+}
+}  // namespace
+
 void ProcessEvents::deliver(std::shared_ptr<const Event> event, std::optional<std::size_t> target,
                             std::function<void(std::span<const pmix_info_t>)> results) {
+    std::shared_ptr<const Handler> one;
     std::vector<std::shared_ptr<const Handler>> chain;
     if (target) {
         auto h = registry_.find(*target);
-        if (h && registry_.active(*target) && matches(h->spec, *event, self_)) chain.push_back(h);
+        if (h && registry_.active(*target) && matches(h->spec, *event, self_)) one = std::move(h);
     } else {
-        chain = registry_.chain_for(*event, self_);
+        scratch_.clear();
+        registry_.chain_for(*event, self_, scratch_);
+        if (scratch_.size() == 1) {
+            one = std::move(scratch_.front());
+        } else {
+            chain.assign(scratch_.begin(), scratch_.end());
+        }
+        scratch_.clear();
     }
+    if (one && !results) {
+        // One handler and nobody reading the results (the common case): no
+        // chain (docs/events.md, "Latency").
+        EventChain::run_one(std::move(one), std::move(event), &post_to_progress,
+                            [this](std::size_t id) { return registry_.active(id); });
+        return;
+    }
+    if (one) chain.push_back(std::move(one));
     run(std::move(chain), std::move(event), std::move(results));
 }
 
@@ -30,10 +52,7 @@ void ProcessEvents::run(std::vector<std::shared_ptr<const Handler>> chain,
         return;
     }
     EventChain::run(
-        std::move(chain), std::move(event),
-        [](std::function<void()> task) {
-            runtime::ProgressEngine::instance().post(std::move(task));
-        },
+        std::move(chain), std::move(event), &post_to_progress,
         [this](std::size_t id) { return registry_.active(id); }, {}, std::move(results));
 }
 

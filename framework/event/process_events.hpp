@@ -44,6 +44,10 @@ class ProcessEvents {
              std::function<void(std::span<const pmix_info_t>)> results);
     HandlerRegistry registry_;
     pmix_proc_t self_{};
+    // deliver(): the matching handlers, kept between events for its storage
+    // (emptied before any handler runs, so a delivery from a handler finds
+    // it empty).
+    std::vector<std::shared_ptr<const Handler>> scratch_;
 };
 
 }  // namespace pmixpp::events

@@ -331,10 +331,9 @@ std::vector<std::size_t> HandlerRegistry::order() const {
     return out;
 }
 
-std::vector<std::shared_ptr<const Handler>> HandlerRegistry::chain_for(
-    const Event &event, const pmix_proc_t &self) const {
+void HandlerRegistry::chain_for(const Event &event, const pmix_proc_t &self,
+                                std::vector<std::shared_ptr<const Handler>> &out) const {
     // In order() without building it (this runs for every event received).
-    std::vector<std::shared_ptr<const Handler>> out;
     auto consider = [&](std::size_t id) {
         const Entry &e = handlers_.at(id);
         if (e.active && matches(e.handler->spec, event, self)) out.push_back(e.handler);
@@ -344,7 +343,6 @@ std::vector<std::shared_ptr<const Handler>> HandlerRegistry::chain_for(
         for (std::size_t id : list) consider(id);
     }
     if (last_) consider(*last_);
-    return out;
 }
 
 }  // namespace pmixpp::events

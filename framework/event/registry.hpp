@@ -100,7 +100,14 @@ class HandlerRegistry {
     // The active handlers `event` reaches, in calling order: FIRST, single
     // code, several codes, default, LAST.
     std::vector<std::shared_ptr<const Handler>> chain_for(const Event &event,
-                                                          const pmix_proc_t &self) const;
+                                                          const pmix_proc_t &self) const {
+        std::vector<std::shared_ptr<const Handler>> out;
+        chain_for(event, self, out);
+        return out;
+    }
+    // The same, appended to `out` (a vector the caller reuses).
+    void chain_for(const Event &event, const pmix_proc_t &self,
+                   std::vector<std::shared_ptr<const Handler>> &out) const;
     // Every handler's id in calling order, ignoring codes (for tests and logs).
     std::vector<std::size_t> order() const;
 

@@ -108,6 +108,9 @@ class EventRouter final : public DepartureListener, public LibraryEvents {
     // trip").
     std::uint64_t next_seq_ = 1;
     std::unique_ptr<evcache_base::EventCache> cache_;
+    // route(): whether each client of the event's job was sent it, kept
+    // between events for its storage.
+    std::vector<std::uint8_t> sent_;
     ClientEventFn observer_;
     std::vector<HostEventFn> host_observers_;
 };

@@ -20,7 +20,6 @@ namespace pmixpp::server {
 
 using events::Event;
 using wire::BodyReader;
-using wire::BodyWriter;
 using wire::Channel;
 using wire::Frame;
 
@@ -80,13 +79,49 @@ std::string job_of(const Event &ev) {
     return std::string(first.nspace, strnlen(first.nspace, PMIX_MAX_NSLEN));
 }
 
+void put_u64_le(std::uint8_t *at, std::uint64_t x) {
+    for (int i = 0; i < 8; ++i) at[i] = static_cast<std::uint8_t>(x >> (8 * i));
+}
+
 // An `event` message: whether it is a replay to registration `id` only,
-// `id`, the event's sequence number, the event (Event::encode).
+// `id`, the event's sequence number, the event (Event::encode). Written into
+// one buffer of its final size (the wire encoding of BodyWriter's boolean
+// and u64 fields).
 std::vector<std::uint8_t> event_message(bool targeted, std::uint64_t id, std::uint64_t seq,
                                         std::span<const std::uint8_t> payload) {
-    auto body = BodyWriter().boolean(targeted).u64(id).u64(seq).take();
-    body.insert(body.end(), payload.begin(), payload.end());
+    std::vector<std::uint8_t> body(1 + 8 + 8 + payload.size());
+    body[0] = targeted ? 1 : 0;
+    put_u64_le(body.data() + 1, id);
+    put_u64_le(body.data() + 9, seq);
+    if (!payload.empty()) std::memcpy(body.data() + 17, payload.data(), payload.size());
     return body;
+}
+
+// Whether the clients of job `nspace` are in the range of `ev` all alike:
+// `all` (true: every one of them is, false: none is), or per client
+// (false returned: call in_range for each).
+bool job_alike(const Event &ev, const std::string &nspace, bool &all) {
+    switch (ev.range) {
+        case PMIX_RANGE_NAMESPACE:
+            if (!ev.from_sms()) {
+                all = std::strncmp(ev.source.nspace, nspace.c_str(), PMIX_MAX_NSLEN) == 0;
+            } else {
+                all = ev.affected.empty() ||
+                      std::any_of(ev.affected.begin(), ev.affected.end(), [&](const auto &p) {
+                          return std::strncmp(p.nspace, nspace.c_str(), PMIX_MAX_NSLEN) == 0;
+                      });
+            }
+            return true;
+        case PMIX_RANGE_PROC_LOCAL:
+        case PMIX_RANGE_CUSTOM:
+            return false;
+        case PMIX_RANGE_RM:
+            all = false;
+            return true;
+        default:  // UNDEF, LOCAL, SESSION, GLOBAL
+            all = true;
+            return true;
+    }
 }
 
 }  // namespace
@@ -289,46 +324,62 @@ void EventRouter::route(std::shared_ptr<const Event> ev, bool from_host, bool to
     const wire::SharedFrame message(static_cast<std::uint16_t>(wire::Command::event), 0, 0,
                                     event_message(false, 0, seq, payload));
     const std::string job = job_of(*ev);
-    std::vector<pmix_proc_t> awaiting;
+    const bool caching = cache_ && !ev->do_not_cache;
+    // First the sends, nothing else: each receiver's frame leaves as early
+    // as it can (docs/events.md, "Latency"). For the cache, whether each
+    // client of the event's job was sent it, in the job's order.
+    sent_.clear();
     for (auto &[nspace, rec] : clients_.jobs()) {
-        // This job's registrations, walked in step with its clients: both are
-        // ordered by rank, so no lookup (and no key string) per client.
-        auto regs = regs_.lower_bound(ProcKey{nspace, 0});
-        const auto regs_end =
-            regs_.upper_bound(ProcKey{nspace, std::numeric_limits<pmix_rank_t>::max()});
+        bool all = false;
+        const bool alike = job_alike(*ev, nspace, all);
+        if (alike && !all) continue;
+        const bool record = caching && nspace == job;
         for (auto &[rank, c] : rec.clients) {
-            while (regs != regs_end && regs->first.second < rank) ++regs;
-            if (c.gone() || !in_range(*ev, c.proc)) continue;
-            bool had = false;
-            if (c.state == ClientRecord::State::connected && c.channel) {
-                // Sent to every connected client in range, whatever it
-                // registered: a handler may be active there before this
-                // server has its registration (docs/events.md, "Registration
-                // without a round trip"); the client's chain keeps what no
-                // handler takes. Had, for the cache, when a registration
-                // this server knows takes it.
-                const bool wanted =
-                    regs != regs_end && regs->first.second == rank &&
-                    std::any_of(regs->second.begin(), regs->second.end(), [&](const auto &reg) {
-                        return events::matches(reg.second, *ev, c.proc);
-                    });
-                had = c.channel->send(message) && wanted;
-            }
-            if (!had && nspace == job) awaiting.push_back(c.proc);
+            if (c.gone() || (!alike && !in_range(*ev, c.proc))) continue;
+            // Sent to every connected client in range, whatever it
+            // registered: a handler may be active there before this server
+            // has its registration (docs/events.md, "Registration without a
+            // round trip"); the client's chain keeps what no handler takes.
+            const bool sent =
+                c.state == ClientRecord::State::connected && c.channel && c.channel->send(message);
+            if (record) sent_.push_back(sent);
         }
     }
-    if (cache_ && !ev->do_not_cache) {
+    // Which clients of the job did not have it: not sent to them, or sent
+    // but taken by no registration this server knows. A job event waits in
+    // the cache for them. This job's registrations are walked in step with
+    // its clients: both are ordered by rank, so no lookup (and no key
+    // string) per client.
+    std::vector<pmix_proc_t> awaiting;
+    if (const JobRecord *rec = caching && !job.empty() ? clients_.find_job(job) : nullptr) {
+        auto regs = regs_.lower_bound(ProcKey{job, 0});
+        const auto regs_end =
+            regs_.upper_bound(ProcKey{job, std::numeric_limits<pmix_rank_t>::max()});
+        std::size_t next = 0;
+        for (const auto &[rank, c] : rec->clients) {
+            while (regs != regs_end && regs->first.second < rank) ++regs;
+            if (c.gone() || !in_range(*ev, c.proc)) continue;
+            const bool sent = next < sent_.size() && sent_[next] != 0;
+            ++next;
+            const bool had =
+                sent && regs != regs_end && regs->first.second == rank &&
+                std::any_of(regs->second.begin(), regs->second.end(), [&](const auto &reg) {
+                    return events::matches(reg.second, *ev, c.proc);
+                });
+            if (!had) awaiting.push_back(c.proc);
+        }
+    }
+    if (caching) {
         mca::evcache::CachedEvent ce;
         ce.code = ev->status;
         ce.source = ev->source;
         ce.range = ev->range;
         ce.job = job;
         ce.awaiting = std::move(awaiting);
-        // The sequence number, then the event (replay() reads both).
-        const auto seq_bytes = BodyWriter().u64(seq).take();
-        ce.message.resize(seq_bytes.size() + payload.size());
-        std::memcpy(ce.message.data(), seq_bytes.data(), seq_bytes.size());
-        std::memcpy(ce.message.data() + seq_bytes.size(), payload.data(), payload.size());
+        // The sequence number (a u64 field), then the event (replay() reads both).
+        ce.message.resize(8 + payload.size());
+        put_u64_le(reinterpret_cast<std::uint8_t *>(ce.message.data()), seq);
+        std::memcpy(ce.message.data() + 8, payload.data(), payload.size());
         auto cached = cache_->module().cache(std::move(ce));
         if (!cached) log()->debug("server: event not cached: {}", cached.status().message());
     }

@@ -24,6 +24,7 @@ std::shared_ptr<Channel> Channel::open(std::unique_ptr<mca::ptl::Connection> con
     ch->on_frame_ = std::move(on_frame);
     ch->on_close_ = std::move(on_close);
     const int fd = ch->connection_->fd();
+    ch->fd_ = fd;
     // Reads and the direct writes must never block the progress thread.
     if (evutil_make_socket_nonblocking(fd) != 0) return nullptr;
     ch->bev_ = bufferevent_socket_new(engine.base(), fd, 0);
@@ -103,9 +104,13 @@ bool Channel::send_locked(const std::uint8_t *header, std::span<const std::uint8
     // output buffer, and the peer can start reading while we go on (a server
     // sending one event to many clients). Whatever the socket does not take
     // now is queued as before, in order.
+    // queued_ false means the output buffer is empty (it is set whenever
+    // bytes are queued and cleared only once on_write found it drained): no
+    // look at the buffer (a lock and an unlock of it) per send.
     std::size_t sent = 0;
-    if (evbuffer_get_length(bufferevent_get_output(bev_)) == 0) {
+    if (!queued_) {
         sent = write_now(header, payload);
+        if (sent == kFrameHeaderSize + payload.size()) return true;
     }
     if (sent < kFrameHeaderSize &&
         bufferevent_write(bev_, header + sent, kFrameHeaderSize - sent) != 0) {
@@ -168,10 +173,15 @@ std::size_t Channel::write_now(const std::uint8_t *header, std::span<const std::
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = payload.empty() ? 1 : 2;
+    if (payload.data() == header + kFrameHeaderSize) {
+        // One buffer (a SharedFrame): one piece for the kernel to copy.
+        iov[0].iov_len += payload.size();
+        msg.msg_iovlen = 1;
+    }
     // Never blocks and never raises SIGPIPE; any error (EAGAIN, a closed peer,
     // a descriptor that is not a socket) leaves the frame to the bufferevent,
     // which reports real errors through on_event as before.
-    const ssize_t n = ::sendmsg(connection_->fd(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t n = ::sendmsg(fd_, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
     return n > 0 ? static_cast<std::size_t>(n) : 0;
 }
 
@@ -265,6 +275,33 @@ void Channel::reserve_input(std::size_t need) {
     in_end_ = have;
 }
 
+void Channel::post_frame(Frame &&frame) {
+    inbox_.push_back(std::move(frame));
+    if (inbox_posted_++ == 0) inbox_hold_ = shared_from_this();
+    // One closure per frame, in the progress thread's one queue, so frames
+    // keep their place among the other closures as before.
+    if (!runtime::ProgressEngine::instance().post([this] { deliver_posted(); })) {
+        // No loop any more: the frame goes, as its closure would have.
+        inbox_.pop_back();
+        if (--inbox_posted_ == 0) inbox_hold_.reset();
+    }
+}
+
+void Channel::deliver_posted() {
+    // Held for the call (the owner may drop its last reference in it).
+    std::shared_ptr<Channel> self = inbox_hold_;
+    if (--inbox_posted_ == 0) inbox_hold_.reset();
+    Frame frame = std::move(inbox_[inbox_head_++]);
+    if (inbox_head_ == inbox_.size()) {
+        inbox_.clear();
+        inbox_head_ = 0;
+    }
+    // Nobody but these closures holds the channel: its owner let it go.
+    if (self.use_count() == 1 + (inbox_hold_ ? 1 : 0)) return;
+    if (!is_open() || !on_frame_) return;
+    on_frame_(*this, std::move(frame));
+}
+
 void Channel::read_frames() {
     const FrameLimits &limits = limits_;
     // The bytes the frame at in_begin_ needs in all (header first).
@@ -277,7 +314,7 @@ void Channel::read_frames() {
         }
         reserve_input(need);
         const std::size_t room = in_size_ - in_end_;
-        const ssize_t n = ::read(connection_->fd(), in_.get() + in_end_, room);
+        const ssize_t n = ::read(fd_, in_.get() + in_end_, room);
         if (n == 0) {
             close("peer closed the connection", CloseCause::peer_closed);
             return;
@@ -315,12 +352,7 @@ void Channel::read_frames() {
                 close("malformed frame: " + reason, CloseCause::malformed);
                 return;
             }
-            std::weak_ptr<Channel> weak = weak_from_this();
-            runtime::ProgressEngine::instance().post([weak, f = std::move(frame)]() mutable {
-                auto ch = weak.lock();
-                if (!ch || !ch->is_open() || !ch->on_frame_) return;
-                ch->on_frame_(*ch, std::move(f));
-            });
+            post_frame(std::move(frame));
         }
         if (in_begin_ == in_end_) {
             in_begin_ = in_end_ = 0;

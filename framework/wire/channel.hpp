@@ -129,6 +129,7 @@ class Channel : public std::enable_shared_from_this<Channel> {
     std::size_t write_now(const std::uint8_t *header, std::span<const std::uint8_t> payload);
 
     std::unique_ptr<mca::ptl::Connection> connection_;
+    int fd_ = -1;  // connection_->fd(), read once: no call into the transport per read or write
     PeerPlacement placement_ = PeerPlacement::maybe_remote;  // fixed at open()
     FrameLimits limits_ = FrameLimits::process_wide();       // of received frames
     bufferevent *bev_ = nullptr;  // the write side; the read side is read_ev_
@@ -157,6 +158,18 @@ class Channel : public std::enable_shared_from_this<Channel> {
     // is buffered to the front, growing the buffer when it is too small).
     void reserve_input(std::size_t need);
     void stop_reading();
+    // Complete frames waiting for their posted closure, oldest at
+    // inbox_head_: each closure captures only this channel's address (small
+    // enough for std::function to keep without an allocation) and hands out
+    // the oldest frame. While any is posted, inbox_hold_ keeps the channel;
+    // a frame whose channel nobody else holds any more is dropped, as it was
+    // when the closure held a weak pointer.
+    std::vector<Frame> inbox_;
+    std::size_t inbox_head_ = 0;
+    std::size_t inbox_posted_ = 0;
+    std::shared_ptr<Channel> inbox_hold_;
+    void post_frame(Frame &&frame);
+    void deliver_posted();
 };
 
 }  // namespace pmixpp::wire

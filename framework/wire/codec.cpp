@@ -141,7 +141,15 @@ void Encoder::put_raw(const void *data, std::size_t size) {
 }
 
 void Encoder::put_le(uint64_t x, int width) {
-    for (int i = 0; i < width; ++i) bytes_.push_back(static_cast<uint8_t>(x >> (8 * i)));
+    // Grown once for the whole field, and to at least 64 bytes at the first
+    // write: byte by byte, a body of a few integers went through one
+    // reallocation per power of two (an event message's header: six).
+    const std::size_t at = bytes_.size();
+    if (bytes_.capacity() - at < static_cast<std::size_t>(width))
+        bytes_.reserve(std::max<std::size_t>(std::max<std::size_t>(64, 2 * bytes_.capacity()),
+                                             at + static_cast<std::size_t>(width)));
+    bytes_.resize(at + static_cast<std::size_t>(width));
+    for (int i = 0; i < width; ++i) bytes_[at + i] = static_cast<uint8_t>(x >> (8 * i));
 }
 
 bool Decoder::get_raw(void *out, std::size_t size) {

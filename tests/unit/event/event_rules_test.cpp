@@ -592,4 +592,155 @@ TEST_F(Chain, SecondCallOfTheCompletionFunctionIsIgnored) {
     EXPECT_EQ(g_calls.size(), 2u);
 }
 
+// ---------------------------------------------------------------------------------------------
+// one handler without a chain (EventChain::run_one, what ProcessEvents uses when one handler
+// matches and nobody reads the results)
+
+// What the held handler was given, for the test to complete it later.
+struct Held {
+    pmix_event_notification_cbfunc_fn_t cbfunc = nullptr;
+    void *cbdata = nullptr;
+    const pmix_info_t *info = nullptr;
+    std::size_t ninfo = 0;
+    const pmix_info_t *results = nullptr;
+    int calls = 0;
+    int completions_inline = 1;           // how many times it completes inside its call
+    bool alive_after_completion = false;  // the event, after its inline completion(s)
+};
+Held g_held;
+std::weak_ptr<const Event> g_weak;  // the event run_one was given
+
+void holding_handler(size_t, pmix_status_t, const pmix_proc_t *, pmix_info_t info[], size_t ninfo,
+                     pmix_info_t results[], size_t, pmix_event_notification_cbfunc_fn_t cbfunc,
+                     void *cbdata) {
+    ++g_held.calls;
+    g_held.cbfunc = cbfunc;
+    g_held.cbdata = cbdata;
+    g_held.info = info;
+    g_held.ninfo = ninfo;
+    g_held.results = results;
+    for (int i = 0; i < g_held.completions_inline; ++i)
+        cbfunc(PMIX_SUCCESS, nullptr, 0, release_returns, nullptr, cbdata);
+    // Still inside the call: what it was given is still valid.
+    g_held.alive_after_completion = !g_weak.expired();
+}
+
+class One : public Chain {
+  protected:
+    void SetUp() override {
+        Chain::SetUp();
+        g_held = Held{};
+        g_weak.reset();
+    }
+    std::size_t add_holding(const std::vector<pmix_info_t> &info = {}) {
+        auto spec = RegistrationSpec::parse(std::vector<pmix_status_t>{kA}, info);
+        const std::size_t id = reg.add(std::move(spec).value(), holding_handler).value();
+        reg.activate(id);
+        return id;
+    }
+    std::shared_ptr<const Event> event_with_detail() {
+        Infos info;
+        info.str("test.detail", "kept");
+        pmix_proc_t src = proc("job", 1);
+        return std::make_shared<const Event>(
+            Event::make(kA, &src, PMIX_RANGE_NAMESPACE, info.v.data(), info.v.size()));
+    }
+    void run_one(std::size_t id, std::shared_ptr<const Event> ev) {
+        EventChain::run_one(
+            reg.find(id), std::move(ev),
+            [this](std::function<void()> t) { queue.push_back(std::move(t)); },
+            [this](std::size_t h) { return reg.active(h); });
+    }
+    void drain() {
+        while (!queue.empty()) {
+            auto t = std::move(queue.front());
+            queue.pop_front();
+            t();
+        }
+    }
+};
+
+TEST_F(One, CalledAtOnceWithNoResultsItsCallbackPostedNotCalledInline) {
+    const std::size_t id = add_holding();
+    run_one(id, event_with_detail());
+    EXPECT_EQ(g_held.calls, 1);
+    EXPECT_EQ(g_held.results, nullptr);
+    ASSERT_EQ(g_held.ninfo, 1u);
+    EXPECT_EQ(g_released, 0);  // as a chain: never inside the handler's call
+    drain();
+    EXPECT_EQ(g_released, 1);
+}
+
+TEST_F(One, SecondCompletionInsideTheCallIsIgnored) {
+    const std::size_t id = add_holding();
+    g_held.completions_inline = 2;
+    run_one(id, event_with_detail());
+    drain();
+    EXPECT_EQ(g_held.calls, 1);
+    EXPECT_EQ(g_released, 1);
+}
+
+TEST_F(One, EventOutlivesTheCallUntilTheCompletion) {
+    const std::size_t id = add_holding();
+    g_held.completions_inline = 0;
+    std::weak_ptr<const Event> weak;
+    {
+        auto ev = event_with_detail();
+        weak = ev;
+        run_one(id, std::move(ev));
+    }
+    ASSERT_EQ(g_held.calls, 1);
+    // Completed later (another thread or a later turn): the handler's info is still valid.
+    EXPECT_FALSE(weak.expired());
+    ASSERT_EQ(g_held.ninfo, 1u);
+    EXPECT_STREQ(g_held.info[0].value.data.string, "kept");
+    g_held.cbfunc(PMIX_SUCCESS, nullptr, 0, release_returns, nullptr, g_held.cbdata);
+    EXPECT_TRUE(weak.expired());
+    drain();
+    EXPECT_EQ(g_released, 1);
+}
+
+TEST_F(One, EventOutlivesAnInlineCompletionUntilTheCallReturns) {
+    const std::size_t id = add_holding();
+    std::weak_ptr<const Event> weak;
+    {
+        auto ev = event_with_detail();
+        weak = ev;
+        g_weak = ev;
+        run_one(id, std::move(ev));
+    }
+    EXPECT_EQ(g_held.calls, 1);
+    EXPECT_TRUE(g_held.alive_after_completion);
+    EXPECT_TRUE(weak.expired());  // released once the call returned
+    drain();
+    EXPECT_EQ(g_released, 1);
+}
+
+TEST_F(One, ReturnObjectFollowsTheEventsInfo) {
+    g_objects.clear();
+    int object = 7;
+    Infos with;
+    with.push();
+    PMIx_Info_load(&with.v.back(), PMIX_EVENT_RETURN_OBJECT, &object, PMIX_POINTER);
+    auto spec = RegistrationSpec::parse(std::vector<pmix_status_t>{kA}, with.v);
+    const std::size_t id = reg.add(std::move(spec).value(), object_handler).value();
+    reg.activate(id);
+    run_one(id, event_with_detail());
+    drain();
+    ASSERT_EQ(g_objects.count(id), 1u);
+    EXPECT_EQ(g_objects[id].first, &object);
+    EXPECT_EQ(g_objects[id].second, 2u);
+}
+
+TEST_F(One, InactiveHandlerIsNotCalled) {
+    const std::size_t id = add_holding();
+    auto h = reg.find(id);
+    reg.remove(id);
+    EventChain::run_one(
+        h, event_with_detail(), [this](std::function<void()> t) { queue.push_back(std::move(t)); },
+        [this](std::size_t x) { return reg.active(x); });
+    drain();
+    EXPECT_EQ(g_held.calls, 0);
+}
+
 }  // namespace
