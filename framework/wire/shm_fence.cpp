@@ -422,14 +422,51 @@ bool ShmData::enabled() {
     return on;
 }
 
-ShmData::ShmData(std::string name, int fd, void *base, std::size_t size, bool owner)
+ShmObject::ShmObject(std::string name, int fd, void *base, std::size_t size, bool owner)
     : name_(std::move(name)), fd_(fd), base_(base), size_(size), owner_(owner) {}
 
-ShmData::~ShmData() {
+ShmObject::~ShmObject() {
     if (base_ != nullptr) ::munmap(base_, size_);
     if (fd_ >= 0) ::close(fd_);
     if (owner_) ::shm_unlink(name_.c_str());
 }
+
+bool ShmObject::give_to(unsigned uid, unsigned gid, std::string &error) {
+    if (::fchown(fd_, uid, gid) == 0) return true;
+    error = errno_text("fchown");
+    return false;
+}
+
+bool ShmObject::map_at_least(std::size_t size, std::string &error) {
+    if (size <= size_) return true;
+    void *base = ::mremap(base_, size_, size, MREMAP_MAYMOVE);
+    if (base == MAP_FAILED) {
+        error = errno_text("mremap");
+        return false;
+    }
+    base_ = base;
+    size_ = size;
+    return true;
+}
+
+bool ShmObject::grow(std::size_t have, std::size_t need, std::string &error) {
+    const std::size_t grown = page_round(std::max(need, 2 * have));
+    if (::ftruncate(fd_, static_cast<off_t>(grown)) != 0) {
+        error = errno_text("ftruncate");
+        return false;
+    }
+    if (const int rc =
+            ::posix_fallocate(fd_, static_cast<off_t>(have), static_cast<off_t>(grown - have));
+        rc != 0) {
+        error = std::string("posix_fallocate: ") + std::strerror(rc);
+        (void)::ftruncate(fd_, static_cast<off_t>(have));
+        return false;
+    }
+    return map_at_least(grown, error);
+}
+
+ShmData::ShmData(std::string name, int fd, void *base, std::size_t size, bool owner)
+    : ShmObject(std::move(name), fd, base, size, owner) {}
 
 ShmData::Layout &ShmData::layout() const {
     return *static_cast<Layout *>(base_);
@@ -477,12 +514,6 @@ std::unique_ptr<ShmData> ShmData::open(const std::string &name, std::string &err
     return std::unique_ptr<ShmData>(new ShmData(name, fd, base, size, false));
 }
 
-bool ShmData::give_to(unsigned uid, unsigned gid, std::string &error) {
-    if (::fchown(fd_, uid, gid) == 0) return true;
-    error = errno_text("fchown");
-    return false;
-}
-
 bool ShmData::idle() const {
     for (std::uint32_t r = 0; r < nprocs(); ++r) {
         if (at(slot(r, kConsumed)).load() < at(slot(r, kGiven)).load()) return false;
@@ -490,38 +521,10 @@ bool ShmData::idle() const {
     return true;
 }
 
-bool ShmData::map_at_least(std::size_t size, std::string &error) {
-    if (size <= size_) return true;
-    void *base = ::mremap(base_, size_, size, MREMAP_MAYMOVE);
-    if (base == MAP_FAILED) {
-        error = errno_text("mremap");
-        return false;
-    }
-    base_ = base;
-    size_ = size;
-    return true;
-}
-
 bool ShmData::write(std::span<const std::uint8_t> data, std::uint64_t &seq, std::string &error) {
     const std::size_t offset = Layout::data_offset(nprocs());
     const std::size_t need = offset + data.size();
-    if (need > size_) {
-        const std::size_t grown = page_round(std::max(need, 2 * size_));
-        // Reserve the pages now: on a full /dev/shm this fails here rather
-        // than with a SIGBUS in whoever touches the page first.
-        if (::ftruncate(fd_, static_cast<off_t>(grown)) != 0) {
-            error = errno_text("ftruncate");
-            return false;
-        }
-        if (const int rc = ::posix_fallocate(fd_, static_cast<off_t>(size_),
-                                             static_cast<off_t>(grown - size_));
-            rc != 0) {
-            error = std::string("posix_fallocate: ") + std::strerror(rc);
-            (void)::ftruncate(fd_, static_cast<off_t>(size_));
-            return false;
-        }
-        if (!map_at_least(grown, error)) return false;
-    }
+    if (need > size_ && !grow(size_, need, error)) return false;
     if (!data.empty()) std::memcpy(static_cast<char *>(base_) + offset, data.data(), data.size());
     Layout &l = layout();
     at(l.length).store(data.size());
@@ -600,13 +603,7 @@ bool ShmArea::enabled() {
 }
 
 ShmArea::ShmArea(std::string name, int fd, void *base, std::size_t size, bool owner)
-    : name_(std::move(name)), fd_(fd), base_(base), size_(size), owner_(owner) {}
-
-ShmArea::~ShmArea() {
-    if (base_ != nullptr) ::munmap(base_, size_);
-    if (fd_ >= 0) ::close(fd_);
-    if (owner_) ::shm_unlink(name_.c_str());
-}
+    : ShmObject(std::move(name), fd, base, size, owner) {}
 
 ShmArea::Layout &ShmArea::layout() const {
     return *static_cast<Layout *>(base_);
@@ -639,24 +636,6 @@ std::unique_ptr<ShmArea> ShmArea::open(const std::string &name, std::string &err
     return std::unique_ptr<ShmArea>(new ShmArea(name, fd, base, size, false));
 }
 
-bool ShmArea::give_to(unsigned uid, unsigned gid, std::string &error) {
-    if (::fchown(fd_, uid, gid) == 0) return true;
-    error = errno_text("fchown");
-    return false;
-}
-
-bool ShmArea::map_at_least(std::size_t size, std::string &error) {
-    if (size <= size_) return true;
-    void *base = ::mremap(base_, size_, size, MREMAP_MAYMOVE);
-    if (base == MAP_FAILED) {
-        error = errno_text("mremap");
-        return false;
-    }
-    base_ = base;
-    size_ = size;
-    return true;
-}
-
 bool ShmArea::grow_to(std::size_t need, std::string &error) {
     struct stat st {};
     if (::fstat(fd_, &st) != 0) {
@@ -664,23 +643,7 @@ bool ShmArea::grow_to(std::size_t need, std::string &error) {
         return false;
     }
     const auto have = static_cast<std::size_t>(st.st_size);
-    if (have < need) {
-        const std::size_t grown = page_round(std::max(need, 2 * have));
-        // Reserve the pages now: on a full /dev/shm this fails here rather
-        // than with a SIGBUS in whoever touches the page first.
-        if (::ftruncate(fd_, static_cast<off_t>(grown)) != 0) {
-            error = errno_text("ftruncate");
-            return false;
-        }
-        if (const int rc =
-                ::posix_fallocate(fd_, static_cast<off_t>(have), static_cast<off_t>(grown - have));
-            rc != 0) {
-            error = std::string("posix_fallocate: ") + std::strerror(rc);
-            (void)::ftruncate(fd_, static_cast<off_t>(have));
-            return false;
-        }
-        return map_at_least(grown, error);
-    }
+    if (have < need) return grow(have, need, error);
     return map_at_least(have, error);
 }
 

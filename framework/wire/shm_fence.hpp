@@ -146,7 +146,34 @@ class ShmFence {
 // Threads: the server's calls on its progress thread; a client's on its own.
 inline constexpr const char *PMIXPP_FENCE_DATA_KEY = "pmixpp.fence.data";
 
-class ShmData {
+// A POSIX shared-memory object mapped in this process that can grow: what
+// ShmData and ShmArea share. The creator (`owner`) unlinks it when it goes.
+class ShmObject {
+  public:
+    ShmObject(const ShmObject &) = delete;
+    ShmObject &operator=(const ShmObject &) = delete;
+    const std::string &name() const noexcept { return name_; }
+    bool give_to(unsigned uid, unsigned gid, std::string &error);
+
+  protected:
+    ShmObject(std::string name, int fd, void *base, std::size_t size, bool owner);
+    ~ShmObject();
+    // Maps at least `size` bytes of the object (mremap); false with `error`.
+    bool map_at_least(std::size_t size, std::string &error);
+    // Grows the object from `have` bytes to hold `need` (at least doubling,
+    // whole pages) and maps it. The pages are reserved now, so a full
+    // /dev/shm fails here (the object keeps its size), never with a SIGBUS
+    // in whoever touches a page first.
+    bool grow(std::size_t have, std::size_t need, std::string &error);
+
+    std::string name_;
+    int fd_ = -1;
+    void *base_ = nullptr;
+    std::size_t size_ = 0;
+    bool owner_ = false;
+};
+
+class ShmData : public ShmObject {
   public:
     // Whether collecting fences use data segments (MCA parameter
     // wire_base_fence_shm_data, default on): a server with it off creates
@@ -155,13 +182,8 @@ class ShmData {
     static bool enabled();
     static std::unique_ptr<ShmData> create(std::uint32_t nprocs, std::string &error);
     static std::unique_ptr<ShmData> open(const std::string &name, std::string &error);
-    ~ShmData();
-    ShmData(const ShmData &) = delete;
-    ShmData &operator=(const ShmData &) = delete;
 
-    const std::string &name() const noexcept { return name_; }
     std::uint32_t nprocs() const noexcept;
-    bool give_to(unsigned uid, unsigned gid, std::string &error);
 
     // Server: whether every rank has consumed the data it was given.
     bool idle() const;
@@ -186,13 +208,7 @@ class ShmData {
     ShmData(std::string name, int fd, void *base, std::size_t size, bool owner);
     Layout &layout() const;
     std::uint64_t &slot(std::uint32_t rank, int which) const;
-    bool map_at_least(std::size_t size, std::string &error);
 
-    std::string name_;
-    int fd_ = -1;
-    void *base_ = nullptr;
-    std::size_t size_ = 0;
-    bool owner_ = false;
     std::uint64_t bytes_written_ = 0;
 };
 
@@ -215,7 +231,7 @@ class ShmData {
 // names bytes past their mapping.
 inline constexpr const char *PMIXPP_FENCE_AREAS_KEY = "pmixpp.fence.areas";
 
-class ShmArea {
+class ShmArea : public ShmObject {
   public:
     enum Flags : std::uint32_t {
         kWhole = 1,   // the data is everything the process committed
@@ -231,11 +247,6 @@ class ShmArea {
     static std::unique_ptr<ShmArea> create(const std::string &name, std::string &error);
     static std::unique_ptr<ShmArea> open(const std::string &name, std::string &error);
     static std::string name_for(const std::string &fence_name, std::uint32_t rank);
-    ~ShmArea();
-    ShmArea(const ShmArea &) = delete;
-    ShmArea &operator=(const ShmArea &) = delete;
-    bool give_to(unsigned uid, unsigned gid, std::string &error);
-
     // Writer, for generation `gen`: the commits (from, to] of the process.
     // False with `error` set when the object cannot grow to hold `data`:
     // the slot is then published kAbsent (readers ask the server).
@@ -254,14 +265,7 @@ class ShmArea {
     struct Layout;
     ShmArea(std::string name, int fd, void *base, std::size_t size, bool owner);
     Layout &layout() const;
-    bool map_at_least(std::size_t size, std::string &error);
     bool grow_to(std::size_t size, std::string &error);
-
-    std::string name_;
-    int fd_ = -1;
-    void *base_ = nullptr;
-    std::size_t size_ = 0;
-    bool owner_ = false;
 };
 
 }  // namespace pmixpp::wire
