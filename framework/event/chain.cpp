@@ -31,7 +31,11 @@ void release_info(pmix_info_t &i) {
 }  // namespace
 
 // What a handler's completion function gets as notification_cbdata: one per
-// handler call, so a second call of the completion function is ignored.
+// handler call. The standard lets a handler call its completion function
+// once; the first call frees the step (or hands it to the continuation), so
+// a second call reads freed memory: only one that comes while the first is
+// still running is ignored (`completed`). Not guarded further (docs/events.md,
+// "Limits").
 struct EventChain::Step {
     std::shared_ptr<EventChain> chain;
     std::shared_ptr<const Handler> handler;
