@@ -140,8 +140,16 @@ TEST(ProgressEngine, TheLastUserEndsTheLoopFromTheProgressThread) {
     ASSERT_TRUE(e.retire());
     EXPECT_FALSE(e.retire());  // one retiring release at a time
     std::atomic<bool> queued_ran{false};
-    ASSERT_TRUE(e.post([&e] { e.end_loop(); }));
-    ASSERT_TRUE(e.post([&queued_ran] { queued_ran = true; }));
+    // The second closure is queued before the first calls end_loop(): the
+    // first waits for it (else the thread may end before the second post).
+    std::atomic<bool> second_queued{false};
+    ASSERT_TRUE(e.post([&e, &second_queued] {
+        while (!second_queued.load()) std::this_thread::yield();
+        e.end_loop();
+    }));
+    const bool posted = e.post([&queued_ran] { queued_ran = true; });
+    second_queued = true;
+    ASSERT_TRUE(posted);
     ASSERT_TRUE(e.await_end(std::chrono::seconds(20)));
     EXPECT_TRUE(queued_ran.load());
     EXPECT_EQ(threads_alive(), before);
