@@ -38,6 +38,12 @@
  *                                   PMIX_GROUP_MEMBERSHIP_UPDATE, and destruct
  *        group_client notify-group - PMIx_Notify_event to {group, rank}
  *                                   and {group, WILDCARD}
+ *        group_client local-only  - PMIX_GROUP_LOCAL_ONLY: a construct of
+ *                                   every rank with it fails with
+ *                                   PMIX_ERR_BAD_PARAM where some rank is
+ *                                   served elsewhere; one over this server's
+ *                                   own ranks (PMIX_LOCAL_PEERS) forms
+ *                                   without the host, and destructs
  *        group_client parent      - rank 0 spawns 2 children; parent and
  *                                   children form one group across the two
  *                                   namespaces (child: the spawned role) */
@@ -381,6 +387,66 @@ static void mode_badids(void) {
     CHECK(PMIx_Group_destruct("live-grp", NULL, 0), "destruct");
     free(procs);
     printf("group bad ids ok\n");
+}
+
+/* PMIX_LOCAL_PEERS of this process: the ranks of its job on this server. */
+static pmix_proc_t *local_peers(size_t *n) {
+    pmix_value_t *val = NULL;
+    pmix_proc_t wild;
+    PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
+    CHECK(PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &val), "Get local peers");
+    if (val->type != PMIX_STRING) FAIL("PMIX_LOCAL_PEERS has type %d", val->type);
+    pmix_proc_t *procs = calloc(nprocs, sizeof(pmix_proc_t));
+    *n = 0;
+    for (char *s = val->data.string; *s != '\0' && *n < nprocs;) {
+        char *end = NULL;
+        unsigned long r = strtoul(s, &end, 10);
+        if (end == s) FAIL("PMIX_LOCAL_PEERS '%s' is not a list of ranks", val->data.string);
+        PMIX_LOAD_PROCID(&procs[*n], me.nspace, (pmix_rank_t)r); /* a macro: no ++ inside */
+        ++*n;
+        s = *end == ',' ? end + 1 : end;
+    }
+    PMIX_VALUE_RELEASE(val);
+    return procs;
+}
+
+static void mode_local_only(void) {
+    pmix_proc_t *all = all_ranks(0);
+    size_t nlocal = 0;
+    pmix_proc_t *local = local_peers(&nlocal);
+    pmix_info_t info[2];
+    bool yes = true;
+    int timeout = 30;
+    PMIX_INFO_LOAD(&info[0], PMIX_GROUP_LOCAL_ONLY, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    pmix_status_t rc = PMIx_Group_construct("lo-all", all, nprocs, info, 2, &results, &nresults);
+    PMIX_INFO_FREE(results, nresults);
+    const int spans = nlocal < nprocs; /* some rank is served elsewhere */
+    if (spans && rc != PMIX_ERR_BAD_PARAM)
+        FAIL("LOCAL_ONLY naming a remote rank: %s", PMIx_Error_string(rc));
+    if (!spans) {
+        CHECK(rc, "LOCAL_ONLY construct of every rank (all local)");
+        CHECK(PMIx_Group_destruct("lo-all", NULL, 0), "destruct lo-all");
+    }
+    /* This server's own ranks: one group per server, named by its lowest rank. */
+    char grp[64];
+    snprintf(grp, sizeof grp, "lo-node-of-%u", local[0].rank);
+    results = NULL;
+    nresults = 0;
+    CHECK(PMIx_Group_construct(grp, local, nlocal, info, 2, &results, &nresults),
+          "LOCAL_ONLY construct of the local peers");
+    check_results(grp, local, nlocal, results, nresults);
+    PMIX_INFO_FREE(results, nresults);
+    if (!in_group_names(grp)) FAIL("%s is not among PMIX_GROUP_NAMES", grp);
+    CHECK(PMIx_Group_destruct(grp, NULL, 0), "destruct local group");
+    PMIX_INFO_DESTRUCT(&info[0]);
+    PMIX_INFO_DESTRUCT(&info[1]);
+    free(local);
+    free(all);
+    printf("group local only ok: %zu local of %u%s\n", nlocal, nprocs,
+           spans ? ", the whole job refused" : "");
 }
 
 static _Atomic int left_seen = 0; /* handlers run on the progress thread */
@@ -777,6 +843,8 @@ int main(int argc, char **argv) {
         mode_notify();
     } else if (strcmp(mode, "notify-group") == 0) {
         mode_notify_group();
+    } else if (strcmp(mode, "local-only") == 0) {
+        mode_local_only();
     } else if (strcmp(mode, "parent") == 0) {
         mode_parent(argv[0]);
     } else if (strcmp(mode, "child") == 0) {
