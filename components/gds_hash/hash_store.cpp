@@ -751,6 +751,9 @@ Result<Blob> HashStore::assemble_selected(const pmix_proc_t &proc, pmix_scope_t 
     if (table != nullptr) {
         for (const auto &[key, entry] : *table) count += selected(entry) ? 1 : 0;
     }
+    // One scope's values, none: zero segments (a commit of GLOBAL values only
+    // sends no LOCAL or REMOTE segment header).
+    if (exact && count == 0) return Blob{};
     BlobWriter writer(BlobKind::modex, count);
     if (table != nullptr) {
         for (const auto &[key, entry] : *table) {

@@ -608,12 +608,14 @@ pmix_status_t Client::commit() {
     // Interface 1.2: the values put with exactly each scope, GLOBAL ones
     // once (they were in both the LOCAL and the REMOTE part).
     const bool split = store->has_scoped_blobs() && !hosted;
-    // Once the changes sent since the last `whole` commit add up to more than
-    // it, this one sends everything committed instead, marked `whole`: the
+    // Once the changes sent since the last `whole` commit reach half of it,
+    // this one sends everything committed instead, marked `whole`: the
     // server replaces what it keeps of this process rather than appending,
     // without decoding anything (server/modex.hpp), so values Put again and
-    // again do not pile up there. Decided under the writer lock: the
-    // commits' order.
+    // again do not pile up there, and its fence area is published whole
+    // (the rule fence_shm.cpp applies). Assembling the whole too costs at
+    // most twice those changes. Decided under the writer lock: the commits'
+    // order.
     bool whole = !pending;
     auto assemble = [&](const mca::gds::Module &m, bool changes) {
         if (split) {
@@ -628,22 +630,25 @@ pmix_status_t Client::commit() {
             remote = m.assemble_modex(me, PMIX_REMOTE);
         }
     };
+    auto size = [&] {
+        return local && remote && global
+                   ? local.value().size() + remote.value().size() + global.value().size()
+                   : std::size_t{0};
+    };
     auto st = store->write([&](mca::gds::Module &m) {
-        if (pending) {
-            whole = sent_changes_ > sent_whole_ + 4096;
-            if (!whole) assemble(m, true);
-        }
+        if (pending) assemble(m, true);
         auto committed = m.commit(me);
-        if (committed.ok() && pending && whole) assemble(m, false);
-        if (committed.ok() && pending && local && remote && global) {
-            const std::size_t n =
-                local.value().size() + remote.value().size() + global.value().size();
-            if (whole) {
-                sent_whole_ = n;
-                sent_changes_ = 0;
-            } else {
-                sent_changes_ += n;
-            }
+        if (!committed.ok() || !pending) return committed;
+        const std::size_t changes = size();
+        if (sent_whole_ + sent_changes_ == 0) {
+            sent_whole_ = changes;  // the first commit's changes are all it committed
+        } else if (2 * (sent_changes_ + changes) >= sent_whole_) {
+            whole = true;
+            assemble(m, false);
+            sent_whole_ = size();
+            sent_changes_ = 0;
+        } else {
+            sent_changes_ += changes;
         }
         return committed;
     });

@@ -213,6 +213,10 @@ TEST_F(GdsHash, ScopeBlobsHoldExactlyThatScope) {
     }
     EXPECT_EQ(m->assemble_modex_scope(kMe, PMIX_INTERNAL, false).status().code(),
               PMIX_ERR_BAD_PARAM);
+    // Nothing of that scope: no segment at all.
+    auto none = m->assemble_modex_scope(kMe, PMIX_LOCAL, true);
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none.value().empty());
 }
 
 // --- blobs that must be refused --------------------------------------------------------
