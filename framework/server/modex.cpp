@@ -122,19 +122,21 @@ void Modex::commit(ClientRecord &c, std::vector<std::uint8_t> local,
     // after the fences, and a Finalize waited behind it). The datastore's
     // readers decode a process when they ask for it (pending()); its GLOBAL
     // values once when the client sent them once.
+    // Each audience's blob: its own values, then the GLOBAL ones (blobs
+    // concatenate); the pending copies take the parts as they came, the
+    // GLOBAL one moved (decoded once).
+    std::vector<wire::ModexRecord> records;
+    const bool fresh = whole || !c.committed;
     if (store_) {
-        const bool fresh = whole || !c.committed;
-        std::vector<wire::ModexRecord> records;
         records.push_back(wire::ModexRecord{c.proc, local, fresh});
         if (!remote.empty()) records.push_back(wire::ModexRecord{c.proc, remote, false});
-        if (!global.empty()) records.push_back(wire::ModexRecord{c.proc, global, false});
-        pending_->add(std::move(records), pmix_proc_t{}, store_);
     }
-    // Each audience's blob: its own values, then the GLOBAL ones (blobs concatenate).
     if (!global.empty()) {
         local.insert(local.end(), global.begin(), global.end());
         remote.insert(remote.end(), global.begin(), global.end());
+        if (store_) records.push_back(wire::ModexRecord{c.proc, std::move(global), false});
     }
+    if (store_) pending_->add(std::move(records), pmix_proc_t{}, store_);
     record_commit(c, std::move(local), std::move(remote), whole);
     if (legacy) compact(c, true);
 }
