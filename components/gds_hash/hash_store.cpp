@@ -723,23 +723,37 @@ Result<Blob> HashStore::assemble_modex_pending(const pmix_proc_t &proc,
     return assemble_selected(proc, audience, true);
 }
 
+Result<Blob> HashStore::assemble_modex_scope(const pmix_proc_t &proc, pmix_scope_t scope,
+                                             bool pending) const {
+    if (scope != PMIX_LOCAL && scope != PMIX_REMOTE && scope != PMIX_GLOBAL) {
+        return bad_param(
+            "assemble_modex_scope: scope must be PMIX_LOCAL, PMIX_REMOTE or "
+            "PMIX_GLOBAL, not " +
+            std::to_string(scope));
+    }
+    return assemble_selected(proc, scope, pending, true);
+}
+
 // The committed (or, `pending`, the not yet committed) Put values of `proc`
-// that `audience` may see.
+// that `audience` may see (`exact`: put with exactly that scope).
 Result<Blob> HashStore::assemble_selected(const pmix_proc_t &proc, pmix_scope_t audience,
-                                          bool pending) const {
-    if (audience != PMIX_LOCAL && audience != PMIX_REMOTE) {
+                                          bool pending, bool exact) const {
+    if (!exact && audience != PMIX_LOCAL && audience != PMIX_REMOTE) {
         return bad_param("assemble_modex: audience must be PMIX_LOCAL or PMIX_REMOTE, not " +
                          std::to_string(audience));
     }
-    auto selected = [audience, pending](const Entry &e) {
+    auto selected = [audience, pending, exact](const Entry &e) {
         return e.committed != pending && !e.registered &&
-               (e.scope == audience || e.scope == PMIX_GLOBAL);
+               (e.scope == audience || (!exact && e.scope == PMIX_GLOBAL));
     };
     const Table *table = find_table(proc);
     std::uint32_t count = 0;
     if (table != nullptr) {
         for (const auto &[key, entry] : *table) count += selected(entry) ? 1 : 0;
     }
+    // One scope's values, none: zero segments (a commit of GLOBAL values only
+    // sends no LOCAL or REMOTE segment header).
+    if (exact && count == 0) return Blob{};
     BlobWriter writer(BlobKind::modex, count);
     if (table != nullptr) {
         for (const auto &[key, entry] : *table) {

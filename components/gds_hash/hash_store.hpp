@@ -71,6 +71,8 @@ class HashStore final : public mca::gds::Module {
     mca::Result<mca::gds::Blob> assemble_job(std::string_view nspace) const override;
     mca::Result<mca::gds::Blob> assemble_modex_pending(const pmix_proc_t &proc,
                                                        pmix_scope_t audience) const override;
+    mca::Result<mca::gds::Blob> assemble_modex_scope(const pmix_proc_t &proc, pmix_scope_t scope,
+                                                     bool pending) const override;
 
   private:
     struct Qualifiers;
@@ -86,8 +88,9 @@ class HashStore final : public mca::gds::Module {
         pmix_value_t value{};
         std::string text;
     };
+    // `exact`: the values put with exactly `audience` (assemble_modex_scope).
     mca::Result<mca::gds::Blob> assemble_selected(const pmix_proc_t &proc, pmix_scope_t audience,
-                                                  bool pending) const;
+                                                  bool pending, bool exact = false) const;
     const pmix_value_t *resolve(const pmix_proc_t &proc, std::string_view key, const Qualifiers &q,
                                 Derived &derived) const;
     const Table *session_of(const JobRecord *job, const Qualifiers &q) const;

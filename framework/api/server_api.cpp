@@ -149,8 +149,12 @@ PMIX_EXPORT pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_in
     g_store = store.value();
     g_transports = transports.value();
     pmix_proc_t self{};
-    engine.run_sync([&] { self = Server::instance().self(); });
-    pmixpp::client::Client::instance().attach_server_view(g_store, self);
+    std::shared_ptr<pmixpp::gds_base::LazyModex> pending;
+    engine.run_sync([&] {
+        self = Server::instance().self();
+        pending = Server::instance().pending_modex();
+    });
+    pmixpp::client::Client::instance().attach_server_view(g_store, self, std::move(pending));
     pmixpp::runtime::add_init(Face::server);
     g_server_pid = getpid();
     return PMIX_SUCCESS;

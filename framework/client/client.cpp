@@ -12,6 +12,7 @@
 #include "pmixpp/mca/info.hpp"
 #include "runtime/progress.hpp"
 #include "wire/codec.hpp"
+#include "wire/commit_flags.hpp"
 
 namespace pmixpp::client {
 
@@ -124,9 +125,12 @@ bool Client::connected() const {
     return store_ != nullptr && !self_hosted_;
 }
 
-void Client::attach_server_view(std::shared_ptr<gds_base::Datastore> store,
-                                const pmix_proc_t &self) {
+void Client::attach_server_view(std::shared_ptr<gds_base::Datastore> store, const pmix_proc_t &self,
+                                std::shared_ptr<gds_base::LazyModex> pending) {
     std::unique_lock lock(view_mutex_);
+    // One datastore per process (gds_base::Datastore::acquire): the server's
+    // clients' commits decode into the view a client face keeps too.
+    server_lazy_ = std::move(pending);
     if (store_ != nullptr) return;  // a client face already connected: keep its view
     store_ = std::move(store);
     self_ = self;
@@ -137,6 +141,7 @@ void Client::attach_server_view(std::shared_ptr<gds_base::Datastore> store,
 
 void Client::detach_server_view() {
     std::unique_lock lock(view_mutex_);
+    server_lazy_.reset();
     if (!self_hosted_) return;
     store_.reset();
     self_hosted_ = false;
@@ -147,6 +152,7 @@ pmix_status_t Client::lookup(const pmix_proc_t &target, const char *key,
     std::shared_lock lock(view_mutex_);
     if (store_ == nullptr) return PMIX_ERR_INIT;
     lazy_.materialize(target, store_);
+    if (server_lazy_) server_lazy_->materialize(target, store_);
     if (key != nullptr) {
         pmix_value_t *copy = nullptr;
         auto st = store_->read([&](const mca::gds::Module &m) {
@@ -573,6 +579,7 @@ pmix_status_t Client::store_internal(const pmix_proc_t &proc, const char *key,
     if (!store_) return PMIX_ERR_INIT;
     // Received data of `proc` is older than this value: decode it first.
     lazy_.materialize(proc, store_);
+    if (server_lazy_) server_lazy_->materialize(proc, store_);
     return store_
         ->write([&](mca::gds::Module &m) { return m.store(proc, PMIX_INTERNAL, key, value); })
         .code();
@@ -595,48 +602,98 @@ pmix_status_t Client::commit() {
     // writer lock so that a concurrent Put is in this commit or the next;
     // the server and every peer merge it into what they hold, so a job that
     // commits a new key per round sends one key per round, not its history.
-    mca::Result<mca::gds::Blob> local = mca::gds::Blob{}, remote = mca::gds::Blob{};
+    mca::Result<mca::gds::Blob> local = mca::gds::Blob{}, remote = mca::gds::Blob{},
+                                global = mca::gds::Blob{};
     const bool pending = store->has_pending_blobs() && !hosted;
-    auto st = store->write([&](mca::gds::Module &m) {
-        if (pending) {
+    // Interface 1.2: the values put with exactly each scope, GLOBAL ones
+    // once (they were in both the LOCAL and the REMOTE part).
+    const bool split = store->has_scoped_blobs() && !hosted;
+    // Once the changes sent since the last `whole` commit reach half of it,
+    // this one sends everything committed instead, marked `whole`: the
+    // server replaces what it keeps of this process rather than appending,
+    // without decoding anything (server/modex.hpp), so values Put again and
+    // again do not pile up there, and its fence area is published whole
+    // (the rule fence_shm.cpp applies). Assembling the whole too costs at
+    // most twice those changes. Decided under the writer lock: the commits'
+    // order.
+    bool whole = !pending;
+    auto assemble = [&](const mca::gds::Module &m, bool changes) {
+        if (split) {
+            local = m.assemble_modex_scope(me, PMIX_LOCAL, changes);
+            remote = m.assemble_modex_scope(me, PMIX_REMOTE, changes);
+            global = m.assemble_modex_scope(me, PMIX_GLOBAL, changes);
+        } else if (changes) {
             local = m.assemble_modex_pending(me, PMIX_LOCAL);
             remote = m.assemble_modex_pending(me, PMIX_REMOTE);
+        } else {
+            local = m.assemble_modex(me, PMIX_LOCAL);
+            remote = m.assemble_modex(me, PMIX_REMOTE);
         }
-        return m.commit(me);
+    };
+    auto size = [&] {
+        return local && remote && global
+                   ? local.value().size() + remote.value().size() + global.value().size()
+                   : std::size_t{0};
+    };
+    auto st = store->write([&](mca::gds::Module &m) {
+        if (pending) assemble(m, true);
+        auto committed = m.commit(me);
+        if (!committed.ok() || !pending) return committed;
+        const std::size_t changes = size();
+        if (sent_whole_ + sent_changes_ == 0) {
+            sent_whole_ = changes;  // the first commit's changes are all it committed
+        } else if (2 * (sent_changes_ + changes) >= sent_whole_) {
+            whole = true;
+            assemble(m, false);
+            sent_whole_ = size();
+            sent_changes_ = 0;
+        } else {
+            sent_changes_ += changes;
+        }
+        return committed;
     });
     if (!st.ok() || hosted) return st.code();
     if (!pending) {
-        local = store->read(
-            [&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_LOCAL); });
-        remote = store->read(
-            [&](const mca::gds::Module &m) { return m.assemble_modex(me, PMIX_REMOTE); });
+        store->read([&](const mca::gds::Module &m) {
+            assemble(m, false);
+            return 0;
+        });
     }
-    if (!local || !remote) return !local ? local.status().code() : remote.status().code();
+    if (!local || !remote || !global) {
+        return !local ? local.status().code()
+                      : (!remote ? remote.status().code() : global.status().code());
+    }
     // Counted before the frame leaves: a peer's Get after a shared-memory
     // fence waits at the server for this commit (wire/shm_fence.hpp).
     if (auto seg = fence_segment()) {
         // With fence areas: kept for this process's next collecting fence
         // through the barrier (fence_shm.cpp), counted under the same lock.
+        // What its peers on this node see: the LOCAL values and the GLOBAL ones.
         std::lock_guard pub(pub_mutex_);
         seg->count_commit(me.rank);
         if (pub_on_) {
-            const auto &blob = local.value();
-            const auto *b = reinterpret_cast<const std::uint8_t *>(blob.data());
-            if (!pending) {
-                // The whole of what it committed (an older gds module).
-                pub_bytes_.assign(b, b + blob.size());
+            const auto *l = reinterpret_cast<const std::uint8_t *>(local.value().data());
+            const auto *g = reinterpret_cast<const std::uint8_t *>(global.value().data());
+            if (whole) {
+                // The whole of what it committed.
+                pub_bytes_.assign(l, l + local.value().size());
                 pub_whole_ = true;
                 ++pub_epoch_;
-                pub_total_ = blob.size();
             } else {
-                pub_bytes_.insert(pub_bytes_.end(), b, b + blob.size());
+                pub_bytes_.insert(pub_bytes_.end(), l, l + local.value().size());
             }
+            pub_bytes_.insert(pub_bytes_.end(), g, g + global.value().size());
+            if (whole) pub_total_ = pub_bytes_.size();
         }
     }
-    auto body = BodyWriter()
-                    .bytes(std::span<const std::byte>(local.value()))
-                    .bytes(std::span<const std::byte>(remote.value()))
-                    .take();
+    const auto flags = static_cast<std::uint8_t>((whole ? wire::kCommitWhole : 0) |
+                                                 (split ? wire::kCommitGlobal : 0));
+    BodyWriter w;
+    w.bytes(std::span<const std::byte>(local.value()))
+        .bytes(std::span<const std::byte>(remote.value()))
+        .u8(flags);
+    if (split) w.bytes(std::span<const std::byte>(global.value()));
+    auto body = w.take();
     const bool posted = ProgressEngine::instance().post([this, b = std::move(body)] {
         if (!channel_ ||
             !channel_->send(static_cast<std::uint16_t>(Command::commit), next_tag_++, 0, b)) {

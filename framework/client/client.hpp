@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "client/connector.hpp"
-#include "client/lazy_modex.hpp"
+#include "gds/lazy_modex.hpp"
 #include "event/event.hpp"
 #include "event/registry.hpp"
 #include "gds/gds_base.hpp"
@@ -60,8 +60,11 @@ class Client {
     pmix_status_t init(std::span<const pmix_info_t> info, pmix_proc_t *proc);
     pmix_status_t finalize(std::span<const pmix_info_t> info);
     // The server face makes the server process a client of itself: Get, Put,
-    // Store_internal on its own datastore, no connection.
-    void attach_server_view(std::shared_ptr<gds_base::Datastore> store, const pmix_proc_t &self);
+    // Store_internal on its own datastore, no connection. `pending`: the
+    // server's clients' commits not decoded yet (a Get decodes the process
+    // it asks for), also when a client face's view is kept.
+    void attach_server_view(std::shared_ptr<gds_base::Datastore> store, const pmix_proc_t &self,
+                            std::shared_ptr<gds_base::LazyModex> pending = nullptr);
     void detach_server_view();
     std::mutex &init_mutex() { return init_mutex_; }
     // The tool face (tool.cpp): PMIx_tool_init's connection to a server
@@ -237,6 +240,10 @@ class Client {
     // per rank the last commit of that rank this process read (a gap:
     // its data is asked of the server). Under pub_mutex_.
     std::mutex pub_mutex_;
+    // Under the datastore's writer lock (commit): the size of the last commit
+    // sent `whole` (both parts) and of the changes sent since (Client::commit).
+    std::size_t sent_whole_ = 0;
+    std::size_t sent_changes_ = 0;
     std::vector<std::uint8_t> pub_bytes_;
     std::uint64_t pub_from_ = 0;
     bool pub_whole_ = false;
@@ -269,9 +276,12 @@ class Client {
     std::atomic<bool> lost_{false};
     mutable std::shared_mutex view_mutex_;
     std::shared_ptr<gds_base::Datastore> store_;  // the view
-    // Peers' data received and not decoded yet (lazy_modex.hpp): store_stream
-    // adds, lookup decodes the process it asks for.
-    mutable LazyModex lazy_;
+    // Peers' data received and not decoded yet (gds/lazy_modex.hpp):
+    // store_stream adds, lookup decodes the process it asks for.
+    mutable gds_base::LazyModex lazy_;
+    // In a server process: its clients' commits not decoded yet (the
+    // server's Modex adds them); lookup decodes them too.
+    std::shared_ptr<gds_base::LazyModex> server_lazy_;
     pmix_proc_t self_{};
     bool self_hosted_ = false;  // server process as its own client
     // False in a tool initialized without PMIX_LAUNCHER: PMIx_Spawn is refused (tool.cpp).

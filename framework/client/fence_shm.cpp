@@ -304,7 +304,7 @@ pmix_status_t Client::fence_collect_in_shm(const std::shared_ptr<wire::ShmFence>
 
 void Client::take_areas(const std::vector<AreaView> &views, std::vector<pmix_rank_t> &refetch) {
     const pmix_proc_t me = self();
-    std::vector<LazyModex::Copy> copies;
+    std::vector<gds_base::LazyModex::Copy> copies;
     {
         std::lock_guard pub(pub_mutex_);
         for (const auto &v : views) {
@@ -318,7 +318,7 @@ void Client::take_areas(const std::vector<AreaView> &views, std::vector<pmix_ran
                 // Finalize): the server sends all of it.
                 refetch.push_back(v.rank);
             } else if (!v.data.empty()) {
-                LazyModex::Copy c;
+                gds_base::LazyModex::Copy c;
                 c.proc = me;
                 c.proc.rank = v.rank;
                 c.data = v.data;

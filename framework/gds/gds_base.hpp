@@ -30,6 +30,9 @@ class Datastore {
     // Whether the module has assemble_modex_pending (interface 1.1): a commit
     // then sends only what changed since the last one.
     bool has_pending_blobs() const noexcept { return interface_minor_ >= 1; }
+    // Whether the module has assemble_modex_scope (interface 1.2): a commit
+    // then sends its GLOBAL values once, not in both its LOCAL and REMOTE parts.
+    bool has_scoped_blobs() const noexcept { return interface_minor_ >= 2; }
 
     template <class F>
     auto read(F &&f) const {

@@ -11,6 +11,7 @@
 #include "mca/logging.hpp"
 #include "runtime/progress.hpp"
 #include "wire/codec.hpp"
+#include "wire/commit_flags.hpp"
 #include "wire/message.hpp"
 #include "wire/protocol.hpp"
 
@@ -28,10 +29,6 @@ auto log() {
     return mca::framework_logger("server");
 }
 
-std::span<const std::byte> as_bytes(const std::vector<std::uint8_t> &v) {
-    return {reinterpret_cast<const std::byte *>(v.data()), v.size()};
-}
-
 }  // namespace
 
 Modex::Modex(ClientTable &clients, const HostUpcalls &host, RequestTable &requests,
@@ -47,6 +44,7 @@ Modex::Modex(ClientTable &clients, const HostUpcalls &host, RequestTable &reques
 
 void Modex::clear() {
     remote_blobs_.clear();
+    pending_->clear();
     waiters_.clear();
     for (auto &[nspace, waiting] : deferred_) {
         for (const auto &d : waiting) d.cbfunc(PMIX_ERR_NOT_FOUND, nullptr, 0, d.cbdata);
@@ -70,6 +68,7 @@ void Modex::client_departed(const ProcKey &client, Departure) {
 
 void Modex::job_deregistered(const std::string &nspace) {
     std::erase_if(remote_blobs_, [&](const auto &e) { return e.first.first == nspace; });
+    pending_->forget(nspace);
 }
 
 void Modex::job_registered(const std::string &nspace) {
@@ -95,40 +94,65 @@ void Modex::forget_remote(const ProcKey &proc) {
 // commit
 
 void Modex::handle_commit(Channel &ch, Frame &frame, ClientRecord *client) {
+    // bytes local, bytes remote[, u8 flags[, bytes global]] (wire/commit_flags.hpp):
+    // without the flags, a client that never marks a commit `whole`.
     BodyReader r(frame.body);
-    std::vector<std::uint8_t> local, remote;
+    std::vector<std::uint8_t> local, remote, global;
+    std::uint8_t flags = 0;
     r.bytes(local);
     r.bytes(remote);
-    if (!r.finished() || client == nullptr) {
+    const bool legacy = r.finished();
+    if (!legacy) r.u8(flags);
+    if (!legacy && (flags & wire::kCommitGlobal) != 0) r.bytes(global);
+    if (!r.finished() || client == nullptr || (flags & ~wire::kCommitKnownFlags) != 0) {
+        log()->warn("server: malformed commit from {}: its connection closes",
+                    client != nullptr ? describe(key_of(client->proc)) : std::string("a peer"));
         ch.close("malformed commit");
         return;
     }
-    pmix_proc_t proc = client->proc;
-    // Both parts: the REMOTE values are needed to rebuild remote_blob
-    // (record_commit); GLOBAL ones are in both, the same value twice.
-    auto st = store_->write([&](mca::gds::Module &m) {
-        auto stored = m.store_modex(proc, as_bytes(local));
-        if (!stored.ok() || remote.empty()) return stored;
-        return m.store_modex(proc, as_bytes(remote));
-    });
-    if (!st.ok()) {
-        log()->warn("server: client {} committed a blob the datastore refuses: {}",
-                    describe(key_of(proc)), st.message());
-        ch.close("commit blob refused by the datastore");
-        return;
+    commit(*client, std::move(local), std::move(remote), std::move(global),
+           (flags & wire::kCommitWhole) != 0, legacy);
+}
+
+void Modex::commit(ClientRecord &c, std::vector<std::uint8_t> local,
+                   std::vector<std::uint8_t> remote, std::vector<std::uint8_t> global, bool whole,
+                   bool legacy) {
+    // Not decoded here (issue 17 item 1: with the fences through shared
+    // memory, decoding every commit's two parts kept the server busy long
+    // after the fences, and a Finalize waited behind it). The datastore's
+    // readers decode a process when they ask for it (pending()); its GLOBAL
+    // values once when the client sent them once.
+    // Each audience's blob: its own values, then the GLOBAL ones (blobs
+    // concatenate); the pending copies take the parts as they came, the
+    // GLOBAL one moved (decoded once).
+    std::vector<wire::ModexRecord> records;
+    const bool fresh = whole || !c.committed;
+    if (store_) {
+        records.push_back(wire::ModexRecord{c.proc, local, fresh});
+        if (!remote.empty()) records.push_back(wire::ModexRecord{c.proc, remote, false});
     }
-    record_commit(*client, std::move(local), std::move(remote));
+    if (!global.empty()) {
+        local.insert(local.end(), global.begin(), global.end());
+        remote.insert(remote.end(), global.begin(), global.end());
+        if (store_) records.push_back(wire::ModexRecord{c.proc, std::move(global), false});
+    }
+    if (store_) pending_->add(std::move(records), pmix_proc_t{}, store_);
+    record_commit(c, std::move(local), std::move(remote), whole);
+    if (legacy) compact(c, true);
 }
 
 void Modex::record_commit(ClientRecord &c, std::vector<std::uint8_t> local,
-                          std::vector<std::uint8_t> remote) {
+                          std::vector<std::uint8_t> remote, bool whole) {
     // A commit's blobs hold what changed since the client's previous commit
     // (gds assemble_modex_pending; a whole history from an older client is
     // fine too): they are appended, and a receiver merges them in order.
+    // A `whole` one holds everything the client committed: it replaces them
+    // (the client sends one once its changes add up to what it last sent
+    // whole: client.cpp, Client::commit), so re-Put values do not pile up.
     ++c.commit_seq;
-    if (!c.committed) {
+    if (!c.committed || whole) {
         // The first commit of this connection life starts afresh.
-        c.local_blob = local;
+        c.local_blob = std::move(local);
         c.remote_blob = std::move(remote);
         c.local_deltas.clear();
         c.local_deltas_bytes = 0;
@@ -138,18 +162,21 @@ void Modex::record_commit(ClientRecord &c, std::vector<std::uint8_t> local,
         c.remote_blob.insert(c.remote_blob.end(), remote.begin(), remote.end());
         c.local_deltas_bytes += local.size();
         c.local_deltas.emplace_back(c.commit_seq, std::move(local));
-        compact(c);
+        compact(c, false);
     }
     c.committed = true;
     ++c.commits_received;
     run_waiters(key_of(c.proc));
 }
 
-void Modex::compact(ClientRecord &c) {
-    // Values Put again pile up in the concatenated blobs: once they have
-    // doubled, rebuild them from the datastore (amortised: O(1) per byte).
-    if (store_ && c.local_blob.size() + c.remote_blob.size() > 2 * c.compacted_bytes + 4096) {
+void Modex::compact(ClientRecord &c, bool legacy) {
+    // A client that never sends `whole`: once re-Put values have doubled
+    // the concatenated blobs, rebuild them from the datastore (amortised:
+    // O(1) per byte), its pending commits decoded first.
+    if (legacy && store_ &&
+        c.local_blob.size() + c.remote_blob.size() > 2 * c.compacted_bytes + 4096) {
         const pmix_proc_t proc = c.proc;
+        pending_->materialize(proc, store_);
         auto local = store_->read(
             [&](const mca::gds::Module &m) { return m.assemble_modex(proc, PMIX_LOCAL); });
         auto remote = store_->read(
@@ -184,7 +211,7 @@ void Modex::append_changes(std::vector<std::uint8_t> &stream, const ClientRecord
         for (auto it = first; it != c.local_deltas.end(); ++it) bytes += it->second.size();
         // Changes of at least half the whole go as the whole, marked so: a
         // client drops that peer's older data it has not decoded yet (lazy
-        // decode, client/lazy_modex.hpp), so re-Put values do not pile up.
+        // decode, gds/lazy_modex.hpp), so re-Put values do not pile up.
         // At most twice the changes travel; a new key per round stays a delta.
         if (2 * bytes < c.local_blob.size()) {
             std::vector<std::uint8_t> changes;

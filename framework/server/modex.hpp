@@ -4,6 +4,11 @@
 // PMIx_server_dmodex_request calls for jobs not registered yet; handles the
 // commit and get requests. A departed client's waiters are answered
 // (NOT_FOUND unless it committed before). Progress thread only.
+//
+// A commit is kept as the blobs it came with, not decoded: what the server
+// forwards (Get, fences, dmodex, connect, groups) is those blobs. Their
+// values reach the datastore only when something reads them there (the
+// server process's own PMIx_Get, through pending()).
 #pragma once
 
 #include <pmix_server.h>
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "gds/gds_base.hpp"
+#include "gds/lazy_modex.hpp"
 #include "server/client_table.hpp"
 #include "server/requests.hpp"
 #include "server/upcalls.hpp"
@@ -41,10 +47,23 @@ class Modex final : public DepartureListener, public RemoteBlobs {
     // The datastore commits go to (set at start, reset at stop).
     void set_store(std::shared_ptr<gds_base::Datastore> store) { store_ = std::move(store); }
 
-    // A commit of `c` (its LOCAL blob already in the datastore): kept, and its
-    // waiters run.
+    // A commit of `c`: its blobs are kept (and handed to pending(), not
+    // decoded), its waiters run. `global` (may be empty): its GLOBAL values,
+    // sent once, when `local` and `remote` hold only those put with exactly
+    // that scope; each part is kept as its blob followed by `global`.
+    // `whole`: the blobs are everything it committed, not its latest
+    // changes: they replace what is kept. `legacy`: a client that never
+    // sends `whole` (a commit body of two parts): the server rebuilds its
+    // blobs from the datastore once re-Put values have doubled them.
+    void commit(ClientRecord &c, std::vector<std::uint8_t> local, std::vector<std::uint8_t> remote,
+                std::vector<std::uint8_t> global, bool whole, bool legacy);
+    // The part of commit() that keeps the blobs and runs the waiters.
     void record_commit(ClientRecord &c, std::vector<std::uint8_t> local,
-                       std::vector<std::uint8_t> remote);
+                       std::vector<std::uint8_t> remote, bool whole = false);
+    // The clients' committed blobs not decoded yet: a reader of their values
+    // in the datastore materializes the process it reads first
+    // (client/client.cpp: the server process's PMIx_Get).
+    const std::shared_ptr<gds_base::LazyModex> &pending() const { return pending_; }
     // Appends to `stream` the record of local client `c`'s data that a
     // receiver holding its commits up to `seen` lacks: the later commits'
     // blobs while they are smaller than half the whole, else the whole (a
@@ -82,13 +101,15 @@ class Modex final : public DepartureListener, public RemoteBlobs {
     bool commit_in_flight(const ClientRecord &c);
     void run_waiters(const ProcKey &client);
     // Rebuilds c's blobs from the datastore once re-Put values have doubled
-    // them; drops deltas that add up to more than the whole.
-    void compact(ClientRecord &c);
+    // them (`legacy` clients only: the others send `whole` commits); drops
+    // deltas that add up to more than the whole.
+    void compact(ClientRecord &c, bool legacy);
 
     ClientTable &clients_;
     const HostUpcalls &host_;
     JobBlobFn job_blob_;
     std::shared_ptr<gds_base::Datastore> store_;
+    std::shared_ptr<gds_base::LazyModex> pending_ = std::make_shared<gds_base::LazyModex>("server");
     std::map<ProcKey, std::vector<std::uint8_t>> remote_blobs_;  // from host fences / dmodex
     // Run (progress thread) at the client's next commit or departure.
     std::map<ProcKey, std::vector<std::function<void()>>> waiters_;

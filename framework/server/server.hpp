@@ -97,6 +97,9 @@ class Server {
     void keep_fork_template(const std::string &nspace, std::uint64_t epoch);
     // The templates (any thread: fork_env.hpp).
     ForkEnvironments &fork_environments() noexcept { return fork_envs_; }
+    // The clients' commits not decoded yet (Modex::pending): the server
+    // process's own PMIx_Get decodes the process it reads.
+    std::shared_ptr<gds_base::LazyModex> pending_modex() const { return modex_.pending(); }
     void dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cbfunc, void *cbdata) {
         modex_.dmodex_request(proc, cbfunc, cbdata);
     }

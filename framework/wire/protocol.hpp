@@ -41,7 +41,9 @@ enum class Command : std::uint16_t {
     finalize = 2,
     // req: i32 status, str message, procs. rep: i32 status.
     abort = 3,
-    // req: bytes local blob, bytes remote blob (gds assemble_modex). no reply.
+    // req: bytes local blob, bytes remote blob (what changed since the
+    //      previous commit), u8 flags [, bytes global blob] (wire/commit_flags.hpp;
+    //      no flags from an older client). no reply. Kept undecoded (server/modex.hpp).
     commit = 4,
     // req: procs (empty: the caller's whole nspace), u8 collect, u32 timeout s
     //      (0: none), infos. rep: i32 status, bytes modex record stream.

@@ -1,5 +1,5 @@
 /* Peers' data from a collecting fence is decoded only when a Get asks for
- * that peer (framework/client/lazy_modex.hpp), and a Get still returns each
+ * that peer (framework/gds/lazy_modex.hpp), and a Get still returns each
  * peer's latest value. Run under pmixrun -n 4 with
  * PMIX_MCA_gds_base_verbose=5: each decode logs "decoded N blob(s) of
  * <nspace>:<rank> on a Get", which the test counts. Only rank 0 reads peers'

@@ -21,7 +21,7 @@ inline constexpr const char *kFrameworkName = "gds";
 // Interface version a component of this framework is built against. The major
 // must match the core's exactly; a component minor newer than the core's is refused.
 inline constexpr unsigned kInterfaceMajor = 1;
-inline constexpr unsigned kInterfaceMinor = 1;  // 1.1: assemble_modex_pending
+inline constexpr unsigned kInterfaceMinor = 2;  // 1.1: assemble_modex_pending; 1.2: _scope
 
 // Receives one value found by fetch(). Borrowed: valid only during the call;
 // the receiver deep-copies it (PMIx_Get returns a copy the caller frees).
@@ -129,6 +129,18 @@ class PMIXPP_SDK_EXPORT Module {
     // receiver holds). Nothing stored since: a valid, empty blob.
     virtual Result<Blob> assemble_modex_pending(const pmix_proc_t &proc,
                                                 pmix_scope_t audience) const = 0;
+
+    // --- interface 1.2 (the core calls it only on a module built against 1.2 or later) ---
+
+    // The values of `proc` put with exactly `scope` (PMIX_LOCAL, PMIX_REMOTE
+    // or PMIX_GLOBAL): the committed ones, or with `pending` only those
+    // stored since its last commit() (as assemble_modex_pending). A commit
+    // sends each value once: the GLOBAL blob joins the LOCAL one for peers on
+    // this node and the REMOTE one for other nodes (blobs stored one after
+    // the other with store_modex() merge). Errors: PMIX_ERR_BAD_PARAM
+    // (another scope).
+    virtual Result<Blob> assemble_modex_scope(const pmix_proc_t &proc, pmix_scope_t scope,
+                                              bool pending) const = 0;
 };
 
 }  // namespace pmixpp::mca::gds

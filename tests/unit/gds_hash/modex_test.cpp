@@ -181,6 +181,44 @@ TEST_F(GdsHash, ConcatenatedBlobsOfOneProcessStoreTogether) {
     EXPECT_EQ(keys_of(peer(), kMe), (std::set<std::string>{"first", "second"}));
 }
 
+// Interface 1.2: each scope's values alone (a commit sends its GLOBAL ones
+// once); LOCAL + GLOBAL joined is what the LOCAL audience sees.
+TEST_F(GdsHash, ScopeBlobsHoldExactlyThatScope) {
+    put_one_of_each_scope(*m);
+    auto pending_global = m->assemble_modex_scope(kMe, PMIX_GLOBAL, true);
+    ASSERT_TRUE(m->commit(kMe).ok());
+    const pmix_value_t v = u32_value(2);
+    ASSERT_TRUE(m->store(kMe, PMIX_GLOBAL, "k.later", v).ok());
+    ASSERT_TRUE(pending_global.ok());
+    ASSERT_TRUE(peer().store_modex(kMe, pending_global.value()).ok());
+    EXPECT_EQ(keys_of(peer(), kMe), (std::set<std::string>{"k.global"}));
+    auto pending = m->assemble_modex_scope(kMe, PMIX_GLOBAL, true);
+    ASSERT_TRUE(pending.ok());
+    auto other = ComponentLoader::instance().create();
+    ASSERT_TRUE(other);
+    ASSERT_TRUE(other.as<gds::Module>()->store_modex(kMe, pending.value()).ok());
+    EXPECT_EQ(keys_of(*other.as<gds::Module>(), kMe), (std::set<std::string>{"k.later"}));
+    for (pmix_scope_t scope : {PMIX_LOCAL, PMIX_REMOTE}) {
+        auto own = m->assemble_modex_scope(kMe, scope, false);
+        auto global = m->assemble_modex_scope(kMe, PMIX_GLOBAL, false);
+        ASSERT_TRUE(own.ok() && global.ok());
+        gds::Blob joined = own.value();
+        joined.insert(joined.end(), global.value().begin(), global.value().end());
+        auto receiver = ComponentLoader::instance().create();
+        ASSERT_TRUE(receiver);
+        ASSERT_TRUE(receiver.as<gds::Module>()->store_modex(kMe, joined).ok());
+        EXPECT_EQ(
+            keys_of(*receiver.as<gds::Module>(), kMe),
+            (std::set<std::string>{scope == PMIX_LOCAL ? "k.local" : "k.remote", "k.global"}));
+    }
+    EXPECT_EQ(m->assemble_modex_scope(kMe, PMIX_INTERNAL, false).status().code(),
+              PMIX_ERR_BAD_PARAM);
+    // Nothing of that scope: no segment at all.
+    auto none = m->assemble_modex_scope(kMe, PMIX_LOCAL, true);
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none.value().empty());
+}
+
 // --- blobs that must be refused --------------------------------------------------------
 
 TEST_F(GdsHash, TruncatedModexBlobIsRefusedAndStoresNothing) {

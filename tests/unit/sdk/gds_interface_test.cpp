@@ -122,6 +122,17 @@ class MapStore final : public gds::Module {
         return serialize(selected);
     }
 
+    Result<gds::Blob> assemble_modex_scope(const pmix_proc_t &proc, pmix_scope_t scope,
+                                           bool pending) const override {
+        Values selected;
+        if (const auto *values = find(proc)) {
+            for (const auto &[key, entry] : *values) {
+                if (entry.committed != pending && entry.scope == scope) selected[key] = entry;
+            }
+        }
+        return serialize(selected);
+    }
+
   private:
     using Data = std::variant<std::uint16_t, std::uint32_t, std::string>;
     struct Entry {

@@ -1,12 +1,14 @@
 // Unit tests of the server's Modex service (framework/server/modex.hpp)
 // without sockets or a progress loop: get and dmodex waiters on a client's
 // commit are answered at its commit and at each kind of departure; deferred
-// dmodex requests; the remote blobs the collectives keep.
+// dmodex requests; the remote blobs the collectives keep; commits kept as
+// blobs, not decoded, and a `whole` commit replacing them.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "gds/gds_base.hpp"
 #include "server/client_table.hpp"
 #include "server/modex.hpp"
 #include "server/requests.hpp"
@@ -231,4 +233,85 @@ TEST_F(ModexTest, AppendChangesSendsWhatTheReceiverLacks) {
     whole.insert(whole.end(), {2, 2, 3});
     EXPECT_EQ(r[0].blob, whole);
     EXPECT_EQ(c.local_blob, whole);
+}
+
+// perf (issue 17 item 1): a `whole` commit (everything the client committed,
+// wire kCommitWhole) replaces the blobs the server kept instead of being
+// appended, and a receiver behind it gets it whole.
+TEST_F(ModexTest, WholeCommitReplacesTheKeptBlobs) {
+    ClientRecord &c = client("w", 0);
+    const std::vector<std::uint8_t> first(100, 1), second(100, 2), whole(150, 3), remote{7};
+    modex.record_commit(c, first, remote);
+    modex.record_commit(c, second, remote);
+    EXPECT_EQ(c.local_blob.size(), 200u);
+    EXPECT_EQ(c.remote_blob.size(), 2u);
+    modex.record_commit(c, whole, remote, true);
+    EXPECT_EQ(c.commit_seq, 3u);
+    EXPECT_EQ(c.local_blob, whole);
+    EXPECT_EQ(c.remote_blob, remote);
+    EXPECT_TRUE(c.local_deltas.empty());
+    for (std::uint64_t seen : {0u, 1u, 2u}) {
+        std::vector<std::uint8_t> stream;
+        Modex::append_changes(stream, c, seen);
+        std::vector<pmixpp::wire::ModexRecord> out;
+        ASSERT_TRUE(pmixpp::wire::parse_records(stream, out));
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_EQ(out[0].blob, whole);
+        EXPECT_TRUE(out[0].whole);
+    }
+    // Later deltas are appended to the whole again.
+    modex.record_commit(c, {4}, {});
+    std::vector<std::uint8_t> stream;
+    Modex::append_changes(stream, c, 3);
+    std::vector<pmixpp::wire::ModexRecord> out;
+    ASSERT_TRUE(pmixpp::wire::parse_records(stream, out));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].blob, (std::vector<std::uint8_t>{4}));
+    EXPECT_FALSE(out[0].whole);
+}
+
+// perf (issue 17 item 1): a commit is kept as its blobs and handed to the
+// datastore's readers undecoded (Modex::pending); a `whole` one drops what is
+// pending for that client, a deregistered job's go. Nothing here reads the
+// datastore: a decode would need its module, which this one does not have.
+TEST_F(ModexTest, CommitsArePendingNotDecoded) {
+    auto store = std::make_shared<pmixpp::gds_base::Datastore>();
+    modex.set_store(store);
+    ClientRecord &c = client("p", 1);
+    ClientRecord &d = client("p", 2);
+    for (int i = 0; i < 5; ++i) modex.commit(c, kLocal, kRemote, {}, false, false);
+    modex.commit(d, kLocal, {}, {}, false, false);
+    EXPECT_EQ(modex.pending()->pending(), 11u);  // c: 5 x (LOCAL, REMOTE); d: its LOCAL
+    EXPECT_EQ(modex.pending()->decoded(), 0u);
+    EXPECT_EQ(c.commits_received, 5u);
+    EXPECT_EQ(c.local_blob.size(), 5 * kLocal.size());
+    modex.commit(c, kLocal, kRemote, {}, true, false);
+    EXPECT_EQ(modex.pending()->pending(), 3u);  // c's whole (2), d's (1)
+    EXPECT_EQ(c.local_blob, kLocal);
+    table.deregister_nspace("p");
+    EXPECT_EQ(modex.pending()->pending(), 0u);
+    EXPECT_EQ(modex.pending()->decoded(), 0u);
+    modex.set_store(nullptr);
+}
+
+// perf (issue 17 item 1): GLOBAL values sent once (wire kCommitGlobal) are
+// kept after each audience's own: LOCAL + GLOBAL for Gets on this node,
+// REMOTE + GLOBAL for other nodes; pending once each.
+TEST_F(ModexTest, GlobalValuesSentOnceJoinBothParts) {
+    auto store = std::make_shared<pmixpp::gds_base::Datastore>();
+    modex.set_store(store);
+    ClientRecord &c = client("g", 0);
+    const std::vector<std::uint8_t> global{5, 5, 5};
+    modex.commit(c, kLocal, kRemote, global, false, false);
+    EXPECT_EQ(c.local_blob, (std::vector<std::uint8_t>{1, 2, 3, 5, 5, 5}));
+    EXPECT_EQ(c.remote_blob, (std::vector<std::uint8_t>{9, 8, 5, 5, 5}));
+    EXPECT_EQ(modex.pending()->pending(), 3u);
+    modex.commit(c, {}, {}, global, false, false);
+    EXPECT_EQ(c.local_blob, (std::vector<std::uint8_t>{1, 2, 3, 5, 5, 5, 5, 5, 5}));
+    EXPECT_EQ(c.remote_blob, (std::vector<std::uint8_t>{9, 8, 5, 5, 5, 5, 5, 5}));
+    DmodexAnswer a;
+    modex.dmodex_request(c.proc, dmodex_cb, &a);
+    ASSERT_EQ(a.records.size(), 1u);
+    EXPECT_EQ(a.records[0].blob, c.remote_blob);
+    modex.set_store(nullptr);
 }

@@ -1,7 +1,10 @@
-// Peer data a client received (a collecting fence's records, a connect's, a
-// direct modex's), kept as the records' blobs and decoded into the datastore
-// only when a Get asks for that process (issue 17 item 1: decoding every
-// peer's data at every fence was ~75 % of a data fence's time).
+// Modex data received and kept as blobs, decoded into the datastore only
+// when a Get asks for that process. A client's: the peers' data of a
+// collecting fence, a connect, a direct modex (issue 17 item 1: decoding
+// every peer's data at every fence was ~75 % of a data fence's time). A
+// server's: its clients' commits (server/modex.hpp), read by the server
+// process's own PMIx_Get and by the rare service that needs their values;
+// the blobs a server forwards (Get, fences, dmodex) are not decoded at all.
 //
 // Each blob is a private copy (wire::parse_records copies it out of the
 // stream): nothing here points into the fence data segment, which the server
@@ -31,16 +34,19 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "gds/gds_base.hpp"
 #include "wire/message.hpp"
 
-namespace pmixpp::client {
+namespace pmixpp::gds_base {
 
 class LazyModex {
   public:
+    // `face` names the owner in the debug lines ("client", "server").
+    explicit LazyModex(const char *face = "client") : face_(face) {}
     static constexpr std::size_t kMaxBlocks = 32;
     static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
 
@@ -64,8 +70,12 @@ class LazyModex {
     void add_copies(std::span<const Copy> copies, const pmix_proc_t &self,
                     const std::shared_ptr<gds_base::Datastore> &store);
     void clear();
+    // Forgets what is pending for the processes of `nspace` (its job is gone).
+    void forget(std::string_view nspace);
     // Blobs decoded since the process started (the debug lines say the same).
     std::uint64_t decoded() const noexcept { return decoded_.load(); }
+    // Blobs pending (not decoded yet).
+    std::size_t pending() const noexcept { return pending_count_.load(); }
 
   private:
     using Key = std::pair<std::string, pmix_rank_t>;
@@ -93,6 +103,7 @@ class LazyModex {
     std::size_t pending_bytes_ = 0;               // under mutex_
     const gds_base::Datastore *store_ = nullptr;  // under mutex_: the datastore they belong to
     std::atomic<std::uint64_t> decoded_{0};
+    const char *face_;
 };
 
-}  // namespace pmixpp::client
+}  // namespace pmixpp::gds_base

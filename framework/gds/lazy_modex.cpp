@@ -1,12 +1,12 @@
 // Lazy decode of peers' data (lazy_modex.hpp).
-#include "client/lazy_modex.hpp"
+#include "gds/lazy_modex.hpp"
 
 #include <cstring>
 #include <span>
 
 #include "mca/logging.hpp"
 
-namespace pmixpp::client {
+namespace pmixpp::gds_base {
 
 namespace {
 
@@ -134,6 +134,19 @@ void LazyModex::clear() {
     store_ = nullptr;
 }
 
+void LazyModex::forget(std::string_view nspace) {
+    std::lock_guard lock(mutex_);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+        if (it->first.first != nspace) {
+            ++it;
+            continue;
+        }
+        for (auto &b : it->second) pending_bytes_ -= b.bytes.size();
+        pending_count_.fetch_sub(it->second.size());
+        it = pending_.erase(it);
+    }
+}
+
 void LazyModex::decode(const Key &key, gds_base::Datastore &store, const char *why) {
     auto it = pending_.find(key);
     if (it == pending_.end()) return;
@@ -148,14 +161,14 @@ void LazyModex::decode(const Key &key, gds_base::Datastore &store, const char *w
                             reinterpret_cast<const std::byte *>(b.bytes.data()), b.bytes.size()));
         });
         if (!st.ok())
-            mca::framework_logger("client")->warn("client: modex data of {}:{}: {}", key.first,
-                                                  key.second, st.message());
+            mca::framework_logger(face_)->warn("{}: modex data of {}:{}: {}", face_, key.first,
+                                               key.second, st.message());
     }
     const auto total = decoded_.fetch_add(blobs.size()) + blobs.size();
     for (auto &b : blobs) recycle(std::move(b.bytes));
     // On the gds logger (gds_base_verbose 5), as where the data came from.
-    mca::framework_logger("gds")->debug("client: decoded {} blob(s) of {}:{} {} ({} in all)",
+    mca::framework_logger("gds")->debug("{}: decoded {} blob(s) of {}:{} {} ({} in all)", face_,
                                         blobs.size(), key.first, key.second, why, total);
 }
 
-}  // namespace pmixpp::client
+}  // namespace pmixpp::gds_base
