@@ -598,6 +598,8 @@ pmix_status_t Client::commit() {
     if (!store) return PMIX_ERR_INIT;
     // The server is gone: nothing committed would reach a peer.
     if (!hosted && lost_.load()) return PMIX_ERR_LOST_CONNECTION;
+    // From the datastore to the frame posted, one commit at a time (client.hpp).
+    std::lock_guard order(commit_order_mutex_);
     // What this commit adds (interface 1.1), taken with the commit under one
     // writer lock so that a concurrent Put is in this commit or the next;
     // the server and every peer merge it into what they hold, so a job that

@@ -240,6 +240,13 @@ class Client {
     // per rank the last commit of that rank this process read (a gap:
     // its data is asked of the server). Under pub_mutex_.
     std::mutex pub_mutex_;
+    // Concurrent Commits go out one at a time, in the order they were taken
+    // from the datastore: the decision to send one `whole`, its place in the
+    // fence area's bytes and its frame's place on the socket. Otherwise a
+    // later commit's changes could reach the server (or the area) before
+    // the earlier `whole` one that then replaced them (the changes lost).
+    // Taken before the datastore's writer lock and pub_mutex_.
+    std::mutex commit_order_mutex_;
     // Under the datastore's writer lock (commit): the size of the last commit
     // sent `whole` (both parts) and of the changes sent since (Client::commit).
     std::size_t sent_whole_ = 0;
