@@ -10,6 +10,19 @@
 
 #include <spdlog/logger.h>
 
+// Every spdlog call formats through fmt::detail::vformat_to<char>, a template
+// fmt 9 defines in its header without an extern declaration: each source that
+// logged instantiated fmt's whole formatting engine (~750 functions, most of
+// a small source's compile under ASan). Declared extern here, it is
+// instantiated once, in runtime/spdlog_impl.cpp (libfmt.so exports the same
+// instantiation, for programs that link it instead).
+FMT_BEGIN_NAMESPACE
+namespace detail {
+extern template void vformat_to<char>(buffer<char> &, basic_string_view<char>,
+                                      basic_format_args<FMT_BUFFER_CONTEXT(char)>, locale_ref);
+}  // namespace detail
+FMT_END_NAMESPACE
+
 namespace pmixpp::runtime {
 
 // Created on first use at level "warn" (verbosity 0). Never returns null.

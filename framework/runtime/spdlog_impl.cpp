@@ -13,6 +13,8 @@
 
 #include <mutex>
 
+#include "runtime/logging.hpp"
+
 #include <spdlog/common-inl.h>
 #include <spdlog/details/backtracer-inl.h>
 #include <spdlog/details/log_msg-inl.h>
@@ -34,3 +36,11 @@ template class spdlog::sinks::base_sink<std::mutex>;
 template class spdlog::sinks::base_sink<spdlog::details::null_mutex>;
 template class spdlog::sinks::stdout_sink_base<spdlog::details::console_mutex>;
 template class spdlog::sinks::stderr_sink<spdlog::details::console_mutex>;
+
+// fmt's formatting engine, declared extern in runtime/logging.hpp.
+FMT_BEGIN_NAMESPACE
+namespace detail {
+template void vformat_to<char>(buffer<char> &, basic_string_view<char>,
+                               basic_format_args<FMT_BUFFER_CONTEXT(char)>, locale_ref);
+}  // namespace detail
+FMT_END_NAMESPACE
