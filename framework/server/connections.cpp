@@ -296,10 +296,10 @@ void Connections::handle_handshake(Channel &ch, Frame &frame, ClientRecord *) {
         ch.close("second handshake on one connection");
         return;
     }
-    if (protocol != wire::kProtocolVersion) {
+    if (protocol < wire::kOldestProtocolVersion || protocol > wire::kProtocolVersion) {
         refuse(ch, frame, PMIX_ERR_NOT_SUPPORTED,
-               fmt::format("protocol version {}, this server speaks {}", protocol,
-                           wire::kProtocolVersion));
+               fmt::format("protocol version {}, this server speaks {} to {}", protocol,
+                           wire::kOldestProtocolVersion, wire::kProtocolVersion));
         return;
     }
     if (role == static_cast<std::uint8_t>(wire::Role::tool)) {  // tool.cpp

@@ -16,7 +16,15 @@
 
 namespace pmixpp::wire {
 
-inline constexpr std::uint32_t kProtocolVersion = 1;
+// The connection protocol a client or tool speaks, sent first in its
+// handshake. 2: a commit's body carries the flags byte and, flagged, the GLOBAL
+// values once (wire/commit_flags.hpp). A server accepts every version from
+// kOldestProtocolVersion to its own (it still reads a version-1 commit, the
+// two blobs alone) and refuses a newer one with PMIX_ERR_NOT_SUPPORTED and
+// both numbers, so a client newer than its server fails in PMIx_Init, not
+// at its first commit ("malformed commit": a version-1 server's reading).
+inline constexpr std::uint32_t kProtocolVersion = 2;
+inline constexpr std::uint32_t kOldestProtocolVersion = 1;
 
 // The environment variables that carry a server's URI ("<nspace>.<rank>;<uri>")
 // to the processes it starts, one per generation of the PMIx connection

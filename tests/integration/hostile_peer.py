@@ -18,6 +18,10 @@ usage: hostile_peer.py MODE [CLIENT]
   role       a handshake with an unknown role is refused (BAD_PARAM).
   refusals   an unknown namespace and a known one with a wrong secret get the
              same refusal: nothing says whether the namespace exists.
+  protocol   a handshake of a protocol version newer than the server's (3) or
+             of none (0) is refused with NOT_SUPPORTED naming the versions;
+             one of version 1 (a client before commits carried flags) is
+             accepted (every real client speaks the server's own, 2).
 Prints "hostile MODE ok" when the server behaved."""
 import os
 import resource
@@ -31,6 +35,7 @@ HANDSHAKE = 1
 ROLE_CLIENT, ROLE_TOOL = 1, 2
 PMIX_ERR_BAD_PARAM = -27
 PMIX_ERR_INVALID_CRED = -12
+PMIX_ERR_NOT_SUPPORTED = -47
 MiB = 1024 * 1024
 
 
@@ -69,8 +74,8 @@ def pstr(b):
     return struct.pack("<I", len(b)) + b
 
 
-def handshake_body(nspace, rank, secret, role=ROLE_CLIENT):
-    return (struct.pack("<IB", 1, role) + pstr(nspace.encode()) + struct.pack("<I", rank) +
+def handshake_body(nspace, rank, secret, role=ROLE_CLIENT, protocol=1):
+    return (struct.pack("<IB", protocol, role) + pstr(nspace.encode()) + struct.pack("<I", rank) +
             pstr(secret.encode()) + struct.pack("<IIIQ", os.getuid(), os.getgid(), os.getpid(), 0))
 
 
@@ -224,6 +229,31 @@ def role(uri):
     still_serves(uri)
 
 
+def protocol(uri):
+    nspace, rank, secret = me()
+    for version in (3, 0):
+        s = connect(uri)
+        s.settimeout(60)
+        body = handshake_body(nspace, rank, secret, protocol=version)
+        s.sendall(header(HANDSHAKE, len(body)) + body)
+        r = read_reply(s)
+        s.close()
+        if r is None or r[0] != PMIX_ERR_NOT_SUPPORTED or f"protocol version {version}," not in r[1] \
+                or "this server speaks 1 to 2" not in r[1]:
+            fail(f"a handshake of protocol version {version} got {r}, expected NOT_SUPPORTED "
+                 "naming the versions")
+    # Version 1, this rank's one connection (every real client speaks 2).
+    s = connect(uri)
+    s.settimeout(60)
+    body = handshake_body(nspace, rank, secret, protocol=1)
+    s.sendall(header(HANDSHAKE, len(body)) + body)
+    r = read_reply(s)
+    if r is None or r[0] != 0:
+        fail(f"a handshake of protocol version 1 got {r}, expected success")
+    still_serves(uri)
+    s.close()
+
+
 def refusals(uri):
     nspace, rank, _ = me()
     answers = []
@@ -255,6 +285,8 @@ def main():
         role(uri)
     elif mode == "refusals":
         refusals(uri)
+    elif mode == "protocol":
+        protocol(uri)
     else:
         fail(f"unknown mode {mode}")
     print(f"hostile {mode} ok", flush=True)
