@@ -6,7 +6,7 @@
 // without defining, and this file is the one place the definitions (spdlog's
 // *-inl.h files) are compiled. In header-only mode each source that included
 // <spdlog/logger.h> compiled all of them again: ~20 s of a ~25 s compile, the
-// bulk of a cold build (docs/building.md, "Build time").
+// bulk of a cold build (docs/building.md, "Test and CI time").
 #ifndef SPDLOG_COMPILED_LIB
 #error "the core is compiled with SPDLOG_COMPILED_LIB (pmixcore_build)"
 #endif
