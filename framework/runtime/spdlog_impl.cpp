@@ -19,7 +19,6 @@
 #include <spdlog/details/backtracer-inl.h>
 #include <spdlog/details/log_msg-inl.h>
 #include <spdlog/details/log_msg_buffer-inl.h>
-#include <spdlog/details/null_mutex.h>
 #include <spdlog/details/os-inl.h>
 #include <spdlog/logger-inl.h>
 #include <spdlog/pattern_formatter-inl.h>
@@ -33,7 +32,6 @@
 
 // The templates the core instantiates (runtime/logging.cpp: stderr_sink_mt).
 template class spdlog::sinks::base_sink<std::mutex>;
-template class spdlog::sinks::base_sink<spdlog::details::null_mutex>;
 template class spdlog::sinks::stdout_sink_base<spdlog::details::console_mutex>;
 template class spdlog::sinks::stderr_sink<spdlog::details::console_mutex>;
 

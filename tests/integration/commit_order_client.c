@@ -15,8 +15,7 @@
  *
  * With the order lock in Client::commit taken out, this failed 8 runs of 8
  * (usock and tcp, rounds 3 to 342); the many_threads test had seen it 2 times
- * in 40. Prints
- * "commit_order ok" per rank, or "commit_order FAILED: why". alarm() bounds
+ * in 40. Prints "commit_order ok" per rank, or "commit_order FAILED: why". alarm() bounds
  * the run; nothing asserts on time. usage: commit_order_client */
 #include <pmix.h>
 
@@ -42,6 +41,13 @@ static void fail(const char *why, pmix_status_t rc) {
     fflush(stdout);
     _exit(1);
 }
+
+#define FAILED_WITH(code, ...)                    \
+    do {                                          \
+        char why_[160];                           \
+        snprintf(why_, sizeof why_, __VA_ARGS__); \
+        fail(why_, code);                         \
+    } while (0)
 
 static void on_alarm(int sig) {
     (void)sig;
@@ -99,12 +105,10 @@ static void check_rank0(void) {
     pmix_status_t rc = PMIx_Get(&zero, "counter", NULL, 0, &v);
     if (rc != PMIX_SUCCESS || v == NULL || v->type != PMIX_UINT32) fail("Get counter", rc);
     if (v->data.uint32 != round_no) {
-        printf(
-            "commit_order FAILED: rank %u round %u: rank 0's counter is %u: a commit's change "
-            "was replaced by an earlier whole commit\n",
-            me.rank, round_no, v->data.uint32);
-        fflush(stdout);
-        _exit(1);
+        FAILED_WITH(PMIX_ERR_BAD_PARAM,
+                    "rank 0's counter is %u: a commit's change was replaced by an earlier "
+                    "whole commit",
+                    v->data.uint32);
     }
     PMIX_VALUE_RELEASE(v);
     v = NULL;

@@ -102,6 +102,18 @@ def read_reply(s):
     return status, body[8:8 + n].decode(errors="replace")
 
 
+def handshake(uri, body, keep=False):
+    """Sends one handshake on a new connection: (reply, the socket if keep else None)."""
+    s = connect(uri)
+    s.settimeout(60)
+    s.sendall(header(HANDSHAKE, len(body)) + body)
+    r = read_reply(s)
+    if keep:
+        return r, s
+    s.close()
+    return r, None
+
+
 def peak_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -118,12 +130,7 @@ def me():
 def still_serves(uri):
     """A handshake for this rank with a wrong secret is answered: the server is alive."""
     nspace, rank, _ = me()
-    s = connect(uri)
-    s.settimeout(60)
-    body = handshake_body(nspace, rank, "x" * 32)
-    s.sendall(header(HANDSHAKE, len(body)) + body)
-    r = read_reply(s)
-    s.close()
+    r, _ = handshake(uri, handshake_body(nspace, rank, "x" * 32))
     if r is None or r[0] != PMIX_ERR_INVALID_CRED:
         fail(f"the server no longer answers a handshake: {r}")
 
@@ -219,11 +226,7 @@ def zipbomb(uri):
 
 def role(uri):
     nspace, rank, secret = me()
-    s = connect(uri)
-    s.settimeout(60)
-    body = handshake_body(nspace, rank, secret, role=77)
-    s.sendall(header(HANDSHAKE, len(body)) + body)
-    r = read_reply(s)
+    r, _ = handshake(uri, handshake_body(nspace, rank, secret, role=77))
     if r is None or r[0] != PMIX_ERR_BAD_PARAM:
         fail(f"a handshake with role 77 got {r}, expected BAD_PARAM")
     still_serves(uri)
@@ -232,22 +235,13 @@ def role(uri):
 def protocol(uri):
     nspace, rank, secret = me()
     for version in (3, 0):
-        s = connect(uri)
-        s.settimeout(60)
-        body = handshake_body(nspace, rank, secret, protocol=version)
-        s.sendall(header(HANDSHAKE, len(body)) + body)
-        r = read_reply(s)
-        s.close()
+        r, _ = handshake(uri, handshake_body(nspace, rank, secret, protocol=version))
         if r is None or r[0] != PMIX_ERR_NOT_SUPPORTED or f"protocol version {version}," not in r[1] \
                 or "this server speaks 1 to 2" not in r[1]:
             fail(f"a handshake of protocol version {version} got {r}, expected NOT_SUPPORTED "
                  "naming the versions")
     # Version 1, this rank's one connection (every real client speaks 2).
-    s = connect(uri)
-    s.settimeout(60)
-    body = handshake_body(nspace, rank, secret, protocol=1)
-    s.sendall(header(HANDSHAKE, len(body)) + body)
-    r = read_reply(s)
+    r, s = handshake(uri, handshake_body(nspace, rank, secret, protocol=1), keep=True)
     if r is None or r[0] != 0:
         fail(f"a handshake of protocol version 1 got {r}, expected success")
     still_serves(uri)
@@ -258,12 +252,7 @@ def refusals(uri):
     nspace, rank, _ = me()
     answers = []
     for ns, rk in ((nspace, rank), ("no.such.namespace", 0), (nspace, 4242)):
-        s = connect(uri)
-        s.settimeout(60)
-        body = handshake_body(ns, rk, "y" * 32)
-        s.sendall(header(HANDSHAKE, len(body)) + body)
-        answers.append(read_reply(s))
-        s.close()
+        answers.append(handshake(uri, handshake_body(ns, rk, "y" * 32))[0])
     if answers[0] is None or answers[0][0] != PMIX_ERR_INVALID_CRED:
         fail(f"a wrong secret got {answers[0]}")
     if answers[1] != answers[0] or answers[2] != answers[0]:
