@@ -139,6 +139,15 @@ void Client::attach_server_view(std::shared_ptr<gds_base::Datastore> store, cons
         [self] { events::ProcessEvents::instance().set_self(self); });
 }
 
+void Client::settle_held_for(const pmix_proc_t &target) const {
+    // A peer's bytes held in its fence area (fence_shm.cpp) go to lazy_
+    // before it is decoded; job-level data is never in an area.
+    if (held_count_.load() == 0 || target.rank == PMIX_RANK_WILDCARD) return;
+    if (std::strncmp(target.nspace, self().nspace, PMIX_MAX_NSLEN) != 0) return;
+    const pmix_rank_t r = target.rank;
+    settle_held([r](const Held &h) { return r == PMIX_RANK_UNDEF || h.rank == r; }, "for a Get");
+}
+
 void Client::detach_server_view() {
     std::unique_lock lock(view_mutex_);
     server_lazy_.reset();
@@ -149,6 +158,7 @@ void Client::detach_server_view() {
 
 pmix_status_t Client::lookup(const pmix_proc_t &target, const char *key,
                              std::span<const pmix_info_t> qualifiers, pmix_value_t **out) const {
+    settle_held_for(target);
     std::shared_lock lock(view_mutex_);
     if (store_ == nullptr) return PMIX_ERR_INIT;
     lazy_.materialize(target, store_);
@@ -554,6 +564,20 @@ void Client::store_stream(std::span<const std::uint8_t> stream) {
         store = store_;
     }
     if (!store) return;
+    // Bytes of these processes still held in their fence areas are older:
+    // they go first.
+    if (held_count_.load() != 0) {
+        std::vector<pmix_rank_t> ranks;
+        for (const auto &rec : records) {
+            if (std::strncmp(rec.proc.nspace, me.nspace, PMIX_MAX_NSLEN) == 0)
+                ranks.push_back(rec.proc.rank);
+        }
+        settle_held(
+            [&ranks](const Held &h) {
+                return std::find(ranks.begin(), ranks.end(), h.rank) != ranks.end();
+            },
+            "before data from the server");
+    }
     // Decoded when a Get asks for the process (lazy_modex.hpp).
     lazy_.add(std::move(records), me, store);
 }
@@ -575,6 +599,7 @@ pmix_status_t Client::put(pmix_scope_t scope, const char *key, const pmix_value_
 
 pmix_status_t Client::store_internal(const pmix_proc_t &proc, const char *key,
                                      const pmix_value_t &value) {
+    settle_held_for(proc);
     std::shared_lock lock(view_mutex_);
     if (!store_) return PMIX_ERR_INIT;
     // Received data of `proc` is older than this value: decode it first.
@@ -696,6 +721,9 @@ pmix_status_t Client::commit() {
         .u8(flags);
     if (split) w.bytes(std::span<const std::byte>(global.value()));
     auto body = w.take();
+    // Written from the caller's thread when nothing is queued before it (the
+    // order of frames is kept, send_direct): the progress thread is not woken.
+    if (send_direct(Command::commit, body, ReplyHandler())) return PMIX_SUCCESS;
     const bool posted = ProgressEngine::instance().post([this, b = std::move(body)] {
         if (!channel_ ||
             !channel_->send(static_cast<std::uint16_t>(Command::commit), next_tag_++, 0, b)) {
@@ -713,6 +741,9 @@ void Client::fence_async(std::vector<pmix_proc_t> procs, bool collect, std::uint
         done(has_view() ? PMIX_SUCCESS : PMIX_ERR_INIT);
         return;
     }
+    // The server may arrive in the barrier for this process: the peers'
+    // bytes held in their areas are copied first (fence_shm.cpp).
+    settle_held([](const Held &) { return true; }, "before a fence through the server");
     // The caller's directives, and (a collecting fence, the job's data
     // segment mapped) that the server may answer with data in the segment.
     std::vector<pmix_info_t> directives;

@@ -226,7 +226,7 @@ class Client {
     pmix_status_t store_job_blob(std::string_view nspace, std::span<const std::uint8_t> blob);
 
     std::mutex init_mutex_;
-    std::mutex shm_mutex_;
+    mutable std::mutex shm_mutex_;             // never taken under view_mutex_
     std::shared_ptr<wire::ShmFence> shm_;      // under shm_mutex_
     bool shm_probed_ = false;                  // under shm_mutex_
     std::shared_ptr<wire::ShmData> shm_data_;  // under shm_mutex_
@@ -239,7 +239,7 @@ class Client {
     // (LOCAL blobs, concatenated; `whole`: everything it committed), and
     // per rank the last commit of that rank this process read (a gap:
     // its data is asked of the server). Under pub_mutex_.
-    std::mutex pub_mutex_;
+    mutable std::mutex pub_mutex_;  // taken after shm_mutex_ when both are
     // Concurrent Commits go out one at a time, in the order they were taken
     // from the datastore: the decision to send one `whole`, its place in the
     // fence area's bytes and its frame's place on the socket. Otherwise a
@@ -257,7 +257,7 @@ class Client {
     std::uint64_t pub_epoch_ = 0;  // bumped when pub_bytes_ is replaced
     bool pub_on_ = false;          // this process writes its own area
     std::size_t pub_total_ = 0;    // the size of the last whole it published (0: none yet)
-    std::vector<std::uint64_t> have_;
+    mutable std::vector<std::uint64_t> have_;
     // Caller's thread: a blocking collecting fence over the whole job
     // through the barrier and the areas.
     pmix_status_t fence_collect_in_shm(const std::shared_ptr<wire::ShmFence> &seg,
@@ -270,8 +270,34 @@ class Client {
         std::uint64_t from = 0, to = 0;
         std::uint32_t flags = 0;
         std::span<const std::uint8_t> data;
+        // Read in the peer's area (not the server's copy of it): the bytes
+        // are held there, not copied (Held).
+        std::uint32_t gen = 0;
+        std::optional<wire::ShmArea::View::Where> where;
     };
     void take_areas(const std::vector<AreaView> &views, std::vector<pmix_rank_t> &refetch);
+    // A peer's bytes read in its area and not copied yet: they stay there
+    // until this process arrives in generation gen + 2 (wire/shm_fence.hpp,
+    // ShmArea). Copied into lazy_ when a Get asks for the peer, or before
+    // that arrival; dropped unread when the peer publishes its whole data
+    // again. In arrival order per rank. Under shm_mutex_.
+    struct Held {
+        pmix_rank_t rank;
+        std::uint32_t gen;
+        bool whole;
+        wire::ShmArea::View::Where where;
+    };
+    mutable std::vector<Held> held_;
+    mutable std::atomic<std::size_t> held_count_{0};  // held_.size(): the Get fast path's test
+    // Copies into lazy_ (before what comes next for those ranks) the held
+    // bytes that `which` selects; a publication replaced meanwhile (a
+    // generation that never completed) is dropped and its rank's data asked
+    // of the server at the next fence. Takes shm_mutex_.
+    void settle_held(const std::function<bool(const Held &)> &which, const char *why) const;
+    // Before a Get of `target` (or a Store_internal) decodes it: its held bytes.
+    void settle_held_for(const pmix_proc_t &target) const;
+    // Before an arrival in generation `gen`: settles what would not stay intact.
+    void settle_before_arrival(std::uint32_t gen);
     // Progress thread: asks the server for each rank's whole data, then `then`.
     void refetch_peers(std::vector<pmix_rank_t> ranks, std::function<void()> then);
     // The client face's server connection is gone (set by on_close and a

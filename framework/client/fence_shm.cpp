@@ -4,6 +4,7 @@
 // PMIX_COLLECT_DATA when it offered fence areas too (wire::ShmArea: each
 // rank writes its commits into its own area before it arrives and reads the
 // others' once the generation completed).
+#include <algorithm>
 #include <cstring>
 
 #include "client/client.hpp"
@@ -129,6 +130,8 @@ void Client::wake_fence_waiters() {
 
 void Client::drop_fence_segment() {
     std::lock_guard lock(shm_mutex_);
+    held_.clear();
+    held_count_.store(0);
     {
         std::lock_guard pub(pub_mutex_);
         pub_bytes_.clear();
@@ -167,6 +170,7 @@ std::optional<pmix_status_t> Client::fence_in_shm(const std::vector<pmix_proc_t>
     // complete a generation for the others): fail as the socket path does.
     if (lost_.load()) return PMIX_ERR_LOST_CONNECTION;
     if (collect) return fence_collect_in_shm(seg, timeout_s);
+    settle_before_arrival(seg->current_gen());
     wire::ShmFence::Arrival arrival;
     if (pmix_status_t st = seg->arrive(false, arrival); st != PMIX_SUCCESS) return st;
     if (arrival.completed) {
@@ -202,6 +206,7 @@ pmix_status_t Client::fence_collect_in_shm(const std::shared_ptr<wire::ShmFence>
     std::uint64_t published_to = 0, epoch = 0;
     for (;;) {
         const std::uint32_t gen = seg->current_gen();
+        settle_before_arrival(gen);
         {
             std::lock_guard pub(pub_mutex_);
             if (!pub_whole_ && !pub_bytes_.empty() && 2 * pub_bytes_.size() >= pub_total_) {
@@ -272,7 +277,7 @@ pmix_status_t Client::fence_collect_in_shm(const std::shared_ptr<wire::ShmFence>
                 v.data = {};
             }
             if (!v.published) continue;  // it arrived without data
-            views.push_back(AreaView{r, v.from, v.to, v.flags, v.data});
+            views.push_back(AreaView{r, v.from, v.to, v.flags, v.data, arrival.gen, v.where});
             bytes += v.data.size();
         }
     }
@@ -304,9 +309,17 @@ pmix_status_t Client::fence_collect_in_shm(const std::shared_ptr<wire::ShmFence>
 
 void Client::take_areas(const std::vector<AreaView> &views, std::vector<pmix_rank_t> &refetch) {
     const pmix_proc_t me = self();
+    // Bytes that come copied (the server's copy of the areas, a proxied
+    // fence) are newer than any held ones: those go into lazy_ first.
+    if (std::any_of(views.begin(), views.end(), [](const AreaView &v) { return !v.where; }))
+        settle_held([](const Held &) { return true; }, "before data through the socket");
     std::vector<gds_base::LazyModex::Copy> copies;
     {
+        std::lock_guard lock(shm_mutex_);
         std::lock_guard pub(pub_mutex_);
+        auto drop_held = [&](pmix_rank_t r) {
+            std::erase_if(held_, [r](const Held &h) { return h.rank == r; });
+        };
         for (const auto &v : views) {
             // A client that could not map the fence segment (another user)
             // reads the areas through the server only: have_ grows here.
@@ -316,7 +329,14 @@ void Client::take_areas(const std::vector<AreaView> &views, std::vector<pmix_ran
                 // Not written, or this process missed some of its commits
                 // (it arrived without data, or it came back after a
                 // Finalize): the server sends all of it.
+                drop_held(v.rank);
                 refetch.push_back(v.rank);
+            } else if (!v.data.empty() && v.where) {
+                // Left in the peer's area until a Get asks for it (or this
+                // process arrives in gen + 2); its whole data makes what
+                // was held of it moot.
+                if (whole) drop_held(v.rank);
+                held_.push_back(Held{v.rank, v.gen, whole, *v.where});
             } else if (!v.data.empty()) {
                 gds_base::LazyModex::Copy c;
                 c.proc = me;
@@ -327,6 +347,7 @@ void Client::take_areas(const std::vector<AreaView> &views, std::vector<pmix_ran
             }
             have_[v.rank] = std::max(have_[v.rank], v.to);
         }
+        held_count_.store(held_.size());
     }
     if (copies.empty()) return;
     std::shared_ptr<gds_base::Datastore> store;
@@ -335,6 +356,76 @@ void Client::take_areas(const std::vector<AreaView> &views, std::vector<pmix_ran
         store = store_;
     }
     if (store) lazy_.add_copies(copies, me, store);
+}
+
+void Client::settle_before_arrival(std::uint32_t gen) {
+    // Those of the generation just before `gen` stay intact through this
+    // arrival; the older ones not (wire/shm_fence.hpp, ShmArea).
+    settle_held([gen](const Held &h) { return wire::ShmFence::after(h.gen) != gen; },
+                "before arriving");
+}
+
+void Client::settle_held(const std::function<bool(const Held &)> &which, const char *why) const {
+    if (held_count_.load() == 0) return;
+    std::shared_ptr<gds_base::Datastore> store;
+    pmix_proc_t me{};
+    {
+        std::shared_lock view(view_mutex_);
+        store = store_;
+        me = self_;
+    }
+    std::vector<wire::ModexRecord> records;
+    std::vector<pmix_rank_t> lost;
+    {
+        std::lock_guard lock(shm_mutex_);
+        for (auto it = held_.begin(); it != held_.end();) {
+            if (!which(*it)) {
+                ++it;
+                continue;
+            }
+            wire::ModexRecord rec{me, {}, it->whole};
+            rec.proc.rank = it->rank;
+            if (std::find(lost.begin(), lost.end(), it->rank) != lost.end()) {
+                // Deltas after a lost one would be merged onto missing data.
+            } else if (it->rank < areas_.size() && areas_[it->rank]->copy(it->where, rec.blob)) {
+                records.push_back(std::move(rec));
+            } else {
+                lost.push_back(it->rank);
+            }
+            it = held_.erase(it);
+        }
+        held_count_.store(held_.size());
+        if (!lost.empty()) {
+            // Replaced after a generation that never completed (a timeout,
+            // a mend): the next fence asks the server, and so does this.
+            std::lock_guard pub(pub_mutex_);
+            for (const auto r : lost) {
+                std::erase_if(held_, [r](const Held &h) { return h.rank == r; });
+                if (r < have_.size()) have_[r] = 0;
+            }
+            held_count_.store(held_.size());
+        }
+    }
+    if (store && !records.empty()) {
+        // On the gds logger (gds_base_verbose 5), as the fence's own lines.
+        auto log = mca::framework_logger("gds");
+        if (log->should_log(spdlog::level::debug)) {
+            std::size_t bytes = 0;
+            for (const auto &r : records) bytes += r.blob.size();
+            log->debug(
+                "client: fence data: {} bytes of {} peer publication(s) copied from their "
+                "areas {}",
+                bytes, records.size(), why);
+        }
+        lazy_.add(std::move(records), me, store);
+    }
+    if (!lost.empty()) {
+        mca::framework_logger("gds")->warn(
+            "client: {} peer(s)' fence data replaced before it was read: asked of the server",
+            lost.size());
+        auto *self = const_cast<Client *>(this);
+        ProgressEngine::instance().post([self, lost] { self->refetch_peers(lost, [] {}); });
+    }
 }
 
 void Client::refetch_peers(std::vector<pmix_rank_t> ranks, std::function<void()> then) {

@@ -257,6 +257,10 @@ bool ShmFence::give_to(unsigned uid, unsigned gid, std::string &error) {
     return ok;
 }
 
+std::uint32_t ShmFence::after(std::uint32_t gen) {
+    return next_completed(gen);
+}
+
 std::uint32_t ShmFence::current_gen() const {
     return gen_of(at(layout().state).load());
 }
@@ -574,8 +578,11 @@ void ShmData::consumed(std::uint32_t rank, std::uint64_t seq) const {
 // ShmArea
 
 namespace {
-constexpr std::uint32_t kAreaMagic = 0x50584641;  // "PXFA"
-}
+// "PXF3": three slots (an area of two, "PXFA", is refused: its client
+// reads through the server).
+constexpr std::uint32_t kAreaMagic = 0x33465850;
+constexpr int kAreaSlots = 3;
+}  // namespace
 
 struct ShmArea::Layout {
     struct Slot {
@@ -583,10 +590,12 @@ struct ShmArea::Layout {
         std::uint64_t from, to;
         std::uint64_t offset, length;
         std::uint64_t flags;
+        std::uint64_t seq;  // publications before this one + 1 (0: being replaced)
     };
     std::uint32_t magic;
     std::uint32_t pad;
-    Slot slots[2];
+    std::uint64_t published;  // publications so far: the next goes in slot published % 3
+    Slot slots[kAreaSlots];
 
     static constexpr std::size_t data_offset() { return (sizeof(Layout) + 63) / 64 * 64; }
 };
@@ -649,39 +658,77 @@ bool ShmArea::grow_to(std::size_t need, std::string &error) {
 
 bool ShmArea::publish(std::uint32_t gen, std::uint64_t from, std::uint64_t to, std::uint32_t flags,
                       std::span<const std::uint8_t> data, std::string &error) {
-    const int mine = static_cast<int>(gen & 1);
-    Layout::Slot &other = layout().slots[1 - mine];
-    // The other slot's bytes may be read now (its generation completed, its
-    // readers have not all arrived in this one): stay clear of them.
-    const std::uint64_t o_off = at(other.tag).load() != 0 ? other.offset : 0;
-    const std::uint64_t o_len = at(other.tag).load() != 0 ? other.length : 0;
-    std::uint64_t offset = Layout::data_offset();
-    if (o_len != 0 && offset + data.size() > o_off) offset = (o_off + o_len + 63) / 64 * 64;
+    Layout &l = layout();
+    const auto n = at(l.published).load();
+    const int mine = static_cast<int>(n % kAreaSlots);
+    // The slot's old publication goes first: a reader copying it sees its
+    // seq change (copy()) before any of its bytes are written over.
+    at(l.slots[mine].tag).store(0);
+    at(l.slots[mine].seq).store(0);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // The other two slots' bytes may still be read (header comment): the
+    // lowest offset clear of both.
+    struct Range {
+        std::uint64_t off, len;
+    };
+    Range live[kAreaSlots - 1];
+    std::uint64_t candidates[kAreaSlots] = {Layout::data_offset(), 0, 0};
+    int nlive = 0;
+    for (int k = 0; k < kAreaSlots; ++k) {
+        if (k == mine || at(l.slots[k].tag).load() == 0 || l.slots[k].length == 0) continue;
+        live[nlive] = {l.slots[k].offset, l.slots[k].length};
+        candidates[nlive + 1] = (live[nlive].off + live[nlive].len + 63) / 64 * 64;
+        ++nlive;
+    }
+    std::uint64_t offset = 0;
+    bool placed = false;
+    for (int c = 0; c <= nlive; ++c) {
+        const std::uint64_t at_c = candidates[c];
+        bool clear = true;
+        for (int k = 0; k < nlive; ++k) {
+            if (at_c < live[k].off + live[k].len && live[k].off < at_c + data.size()) clear = false;
+        }
+        if (clear && (!placed || at_c < offset)) {
+            offset = at_c;
+            placed = true;
+        }
+    }
     bool ok = data.empty() || grow_to(offset + data.size(), error);
     if (ok && !data.empty())
         std::memcpy(static_cast<char *>(base_) + offset, data.data(), data.size());
-    Layout::Slot &s = layout().slots[mine];  // base_ may have moved
+    Layout &m = layout();  // base_ may have moved
+    Layout::Slot &s = m.slots[mine];
     s.from = from;
     s.to = to;
     s.offset = ok ? offset : 0;
     s.length = ok ? data.size() : 0;
     s.flags = ok ? flags : kAbsent;
+    at(s.seq).store(n + 1, std::memory_order_release);
     at(s.tag).store(static_cast<std::uint64_t>(gen) + 1, std::memory_order_release);
+    at(m.published).store(n + 1, std::memory_order_release);
     return ok;
 }
 
 bool ShmArea::read(std::uint32_t gen, View &out, std::string &error) {
     out = View{};
-    const Layout::Slot &s = layout().slots[gen & 1];
-    if (at(const_cast<std::uint64_t &>(s.tag)).load(std::memory_order_acquire) !=
-        static_cast<std::uint64_t>(gen) + 1) {
-        return true;  // it did not publish in this generation
+    const Layout::Slot *s = nullptr;
+    int which = -1;
+    for (int k = 0; k < kAreaSlots; ++k) {
+        const auto &slot = layout().slots[k];
+        if (at(const_cast<std::uint64_t &>(slot.tag)).load(std::memory_order_acquire) ==
+            static_cast<std::uint64_t>(gen) + 1) {
+            s = &slot;
+            which = k;
+        }
     }
+    if (s == nullptr) return true;  // it did not publish in this generation
     out.published = true;
-    out.from = s.from;
-    out.to = s.to;
-    out.flags = static_cast<std::uint32_t>(s.flags);
-    const std::uint64_t offset = s.offset, length = s.length;
+    out.from = s->from;
+    out.to = s->to;
+    out.flags = static_cast<std::uint32_t>(s->flags);
+    const std::uint64_t offset = s->offset, length = s->length;
+    const std::uint64_t seq = at(const_cast<std::uint64_t &>(s->seq)).load();
+    s = nullptr;  // a remap below moves the header
     if (length == 0) return true;
     if (length > size_ || offset > size_ - length) {
         struct stat st {};
@@ -696,9 +743,28 @@ bool ShmArea::read(std::uint32_t gen, View &out, std::string &error) {
         }
         if (!map_at_least(static_cast<std::size_t>(st.st_size), error)) return false;
     }
+    out.where = {which, seq, offset, length};
     out.data = {static_cast<const std::uint8_t *>(base_) + offset,
                 static_cast<std::size_t>(length)};
     return true;
+}
+
+bool ShmArea::copy(const View::Where &where, std::vector<std::uint8_t> &out) const {
+    if (where.slot < 0 || where.slot >= kAreaSlots || where.length > size_ ||
+        where.offset > size_ - where.length) {
+        return false;
+    }
+    auto seq = at(layout().slots[where.slot].seq);
+    if (seq.load(std::memory_order_acquire) != where.seq) return false;
+    const auto *b = static_cast<const std::uint8_t *>(base_) + where.offset;
+    const std::size_t was = out.size();
+    out.insert(out.end(), b, b + where.length);
+    // A seqlock's read side: the bytes were those of that publication only
+    // if its slot still names it after the copy.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (seq.load(std::memory_order_relaxed) == where.seq) return true;
+    out.resize(was);
+    return false;
 }
 
 }  // namespace pmixpp::wire

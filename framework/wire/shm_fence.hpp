@@ -39,6 +39,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace pmixpp::wire {
 
@@ -85,6 +86,8 @@ class ShmFence {
     pmix_status_t arrive(bool proxied, Arrival &out, const std::uint32_t *expect = nullptr);
     // The generation an arrival now would join.
     std::uint32_t current_gen() const;
+    // The generation that follows `gen` when `gen` completes.
+    static std::uint32_t after(std::uint32_t gen);
     // Sleep until generation `gen` completes: PMIX_SUCCESS, the broken status,
     // PMIX_ERR_LOST_CONNECTION once `lost` is true, or PMIX_ERR_TIMEOUT after
     // `timeout_s` seconds (0: none); with either of the last two the arrival
@@ -222,13 +225,17 @@ class ShmData : public ShmObject {
 //
 // One writer at a time: the rank itself before it arrives in the barrier
 // for generation g, or the server on its behalf (a proxied arrival). The
-// writer fills slot g & 1 (data, then the header, tag = g + 1); readers read
-// it once g has completed, before they arrive in g + 1. The writer of g + 2
-// has passed g + 1, which every reader entered after reading g: double
-// buffering by parity is safe. A writer places its data away from the other
-// slot's bytes and grows the object (ftruncate + posix_fallocate: a full
-// /dev/shm fails publish(), never a SIGBUS); readers remap when a header
-// names bytes past their mapping.
+// writer fills the slot of its publication before the last two (three
+// slots in turn: data, then the header, tag = g + 1), its bytes placed
+// clear of those two slots' bytes; readers read it once g has completed.
+// The bytes of generation g stay intact until every reader has arrived in
+// g + 2: a writer publishes for g + 1 and g + 2 in the two other slots, and
+// for g + 3 only once g + 2 completed. So a reader may keep where a peer's
+// bytes are (Reference) and copy them only when a Get asks for that peer,
+// or before it arrives in g + 2; or never, when the peer's next publication
+// is its whole data (client/fence_shm.cpp). The writer grows the object
+// (ftruncate + posix_fallocate: a full /dev/shm fails publish(), never a
+// SIGBUS); readers remap when a header names bytes past their mapping.
 inline constexpr const char *PMIXPP_FENCE_AREAS_KEY = "pmixpp.fence.areas";
 
 class ShmArea : public ShmObject {
@@ -256,10 +263,23 @@ class ShmArea : public ShmObject {
         bool published = false;  // the writer published for this generation
         std::uint64_t from = 0, to = 0;
         std::uint32_t flags = 0;
-        std::span<const std::uint8_t> data;  // valid until the reader arrives again
+        // Valid until the reader remaps (its next read()). Where they are,
+        // for copy(): until the reader arrives in gen + 2.
+        std::span<const std::uint8_t> data;
+        struct Where {
+            int slot = -1;
+            std::uint64_t seq = 0;  // the slot's publication
+            std::uint64_t offset = 0, length = 0;
+        } where;
     };
     // Reader, once generation `gen` completed.
     bool read(std::uint32_t gen, View &out, std::string &error);
+    // Reader: appends to `out` the bytes of a View read before, if that
+    // publication is still in its slot when the copy is done (else false
+    // and `out` as it was: the writer replaced them, which it does only
+    // after the reader arrived in gen + 2, or after a generation that never
+    // completed: a timeout, a mend).
+    bool copy(const View::Where &where, std::vector<std::uint8_t> &out) const;
 
   private:
     struct Layout;

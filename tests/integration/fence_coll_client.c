@@ -20,6 +20,16 @@
  *           again and meet its late fence; every rank reads every value.
  *   dies    one collecting fence, then rank 2 exits without finalizing
  *           before the second: every other rank's fence fails.
+ *   hold    six rounds of a 64 KiB value re-Put (each commit whole) with
+ *           collecting fences and no Get, then every rank Gets every
+ *           peer's value: the peers' bytes stay in their areas until that
+ *           Get ("... copied from their areas for a Get", one per peer),
+ *           none is copied before an arrival.
+ *   deltas  a 4 KiB value, then a new 8-byte key per round (commits that
+ *           are changes, not whole) over eight collecting fences and two
+ *           without data, with no Get until the end: every rank then reads
+ *           every peer's every value (held bytes copied before the arrival
+ *           that lets their writer reuse them).
  * Prints "fence_coll ok" per rank ("fence_coll died ok" in dies). */
 #include <pmix.h>
 
@@ -159,9 +169,49 @@ static int run_dies(void) {
     exit(0);
 }
 
+static int run_hold(void) {
+    enum { kRounds = 6, kSize = 64 * 1024 };
+    for (int round = 0; round < kRounds; ++round) {
+        put_bytes("big", kSize, round);
+        CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
+        pmix_status_t rc = collecting_fence(0);
+        CHECK(rc == PMIX_SUCCESS, "collecting fence round %d: %s", round, PMIx_Error_string(rc));
+    }
+    for (pmix_rank_t r = 0; r < nprocs; ++r)
+        if (r != me.rank) check_bytes(r, "big", kSize, kRounds - 1);
+    return 0;
+}
+
+static int run_deltas(void) {
+    enum { kRounds = 8 };
+    put_bytes("a", 4096, 0);
+    for (int round = 0; round < kRounds; ++round) {
+        char key[32];
+        snprintf(key, sizeof key, "d%d", round);
+        put_u64(key, 1000u * me.rank + (unsigned)round);
+        CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
+        pmix_status_t rc = collecting_fence(0);
+        CHECK(rc == PMIX_SUCCESS, "collecting fence round %d: %s", round, PMIx_Error_string(rc));
+        if (round == 3 || round == 4) {
+            rc = PMIx_Fence(NULL, 0, NULL, 0);
+            CHECK(rc == PMIX_SUCCESS, "fence without data: %s", PMIx_Error_string(rc));
+        }
+    }
+    for (pmix_rank_t r = 0; r < nprocs; ++r) {
+        if (r == me.rank) continue;
+        check_bytes(r, "a", 4096, 0);
+        for (int round = 0; round < kRounds; ++round) {
+            char key[32];
+            snprintf(key, sizeof key, "d%d", round);
+            check_u64(r, key, 1000u * r + (unsigned)round);
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: fence_coll_client sizes|mixed|newkey|timeout|dies\n");
+        fprintf(stderr, "usage: fence_coll_client sizes|mixed|newkey|timeout|dies|hold|deltas\n");
         return 2;
     }
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -186,6 +236,10 @@ int main(int argc, char **argv) {
         rcode = run_timeout();
     } else if (strcmp(argv[1], "dies") == 0) {
         rcode = run_dies();
+    } else if (strcmp(argv[1], "hold") == 0) {
+        rcode = run_hold();
+    } else if (strcmp(argv[1], "deltas") == 0) {
+        rcode = run_deltas();
     } else {
         fprintf(stderr, "unknown mode %s\n", argv[1]);
         return 2;
