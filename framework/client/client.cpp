@@ -105,6 +105,7 @@ Client::Client() {
     unsolicited_[static_cast<std::uint16_t>(Command::heartbeat_wanted)] =
         &Client::handle_heartbeat_wanted;  // monitor.cpp
     unsolicited_[static_cast<std::uint16_t>(Command::group_ask)] = &Client::handle_group_ask;
+    unsolicited_[static_cast<std::uint16_t>(Command::commit_flush)] = &Client::handle_commit_flush;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -428,6 +429,7 @@ void Client::close_connections() {
 // messaging (progress thread)
 
 void Client::request(Command command, std::vector<std::uint8_t> body, ReplyHandler handler) {
+    flush_held_on_thread();
     const std::uint32_t tag = next_tag_++;
     if (!channel_ || !channel_->is_open() ||
         !channel_->send(static_cast<std::uint16_t>(command), tag, 0, body)) {
@@ -478,6 +480,63 @@ void Client::on_frame(Channel &, Frame &&frame) {
 
 bool Client::send_direct(Command command, std::span<const std::uint8_t> body,
                          ReplyHandler handler) {
+    std::lock_guard held(held_commit_mutex_);
+    if (held_commit_) {
+        // The commit held back goes first, or neither does.
+        const auto b = held_body(*held_commit_);
+        if (!send_direct_now(Command::commit, b, ReplyHandler())) return false;
+        held_commit_.reset();
+    }
+    return send_direct_now(command, body, std::move(handler));
+}
+
+std::vector<std::uint8_t> Client::held_body(const HeldCommit &h) {
+    // The flags byte follows the two blobs: set kCommitCount there, the count last.
+    BodyReader r(h.body);
+    std::vector<std::uint8_t> local, remote, global;
+    std::uint8_t flags = 0;
+    r.bytes(local);
+    r.bytes(remote);
+    r.u8(flags);
+    if ((flags & wire::kCommitGlobal) != 0) r.bytes(global);
+    BodyWriter w;
+    w.bytes(local).bytes(remote).u8(static_cast<std::uint8_t>(flags | wire::kCommitCount));
+    if ((flags & wire::kCommitGlobal) != 0) w.bytes(global);
+    w.u32(h.count);
+    return w.take();
+}
+
+bool Client::flush_held_locked() {
+    if (!held_commit_) return true;
+    auto body = held_body(*held_commit_);
+    held_commit_.reset();
+    if (send_direct_now(Command::commit, body, ReplyHandler())) return true;
+    return ProgressEngine::instance().post([this, b = std::move(body)] {
+        if (!channel_ ||
+            !channel_->send(static_cast<std::uint16_t>(Command::commit), next_tag_++, 0, b)) {
+            log()->warn("client: commit not sent: the connection to the server is gone");
+        }
+    });
+}
+
+void Client::flush_held_on_thread() {
+    std::lock_guard held(held_commit_mutex_);
+    if (!held_commit_) return;
+    const auto body = held_body(*held_commit_);
+    held_commit_.reset();
+    if (!channel_ ||
+        !channel_->send(static_cast<std::uint16_t>(Command::commit), next_tag_++, 0, body)) {
+        log()->warn("client: commit not sent: the connection to the server is gone");
+    }
+}
+
+void Client::handle_commit_flush(wire::Frame &) {
+    // A Get at the server waits for a commit this process holds back.
+    flush_held_on_thread();
+}
+
+bool Client::send_direct_now(Command command, std::span<const std::uint8_t> body,
+                             ReplyHandler handler) {
     if (ProgressEngine::instance().unfinished() != 0) return false;
     std::lock_guard lock(direct_mutex_);
     if (!direct_channel_) return false;
@@ -508,6 +567,10 @@ void Client::fail_direct(const Channel *ch) {
 
 void Client::on_close(Channel &ch, const std::string &reason) {
     fail_direct(&ch);
+    if (channel_.get() == &ch) {
+        std::lock_guard held(held_commit_mutex_);
+        held_commit_.reset();  // nowhere to go
+    }
     // Requests sent on it fail, whichever server it was.
     std::vector<ReplyHandler> failed;
     for (auto it = pending_on_.begin(); it != pending_on_.end();) {
@@ -692,7 +755,12 @@ pmix_status_t Client::commit() {
     }
     // Counted before the frame leaves: a peer's Get after a shared-memory
     // fence waits at the server for this commit (wire/shm_fence.hpp).
+    wire::ShmArea *mine = nullptr;
     if (auto seg = fence_segment()) {
+        {
+            std::lock_guard lock(shm_mutex_);
+            if (me.rank < areas_.size()) mine = areas_[me.rank].get();  // fixed until finalize
+        }
         // With fence areas: kept for this process's next collecting fence
         // through the barrier (fence_shm.cpp), counted under the same lock.
         // What its peers on this node see: the LOCAL values and the GLOBAL ones.
@@ -721,9 +789,25 @@ pmix_status_t Client::commit() {
         .u8(flags);
     if (split) w.bytes(std::span<const std::byte>(global.value()));
     auto body = w.take();
+    std::lock_guard held(held_commit_mutex_);
+    bool hold = false;
+    if (whole && mine != nullptr && !mine->commits_wanted()) {
+        std::lock_guard pub(pub_mutex_);
+        hold = pub_on_;  // its peers read it in its area
+    }
+    if (hold) {
+        // Held back: the next whole one replaces it, the next frame takes it.
+        const std::uint32_t before = held_commit_ ? held_commit_->count : 0;
+        held_commit_ = HeldCommit{std::move(body), before + 1};
+        // The server asked for this process's commits meanwhile
+        // (Modex::ask_for_commits sets the flag, then says so).
+        if (!mine->commits_wanted()) return PMIX_SUCCESS;
+        return flush_held_locked() ? PMIX_SUCCESS : PMIX_ERR_LOST_CONNECTION;
+    }
+    if (!flush_held_locked()) return PMIX_ERR_LOST_CONNECTION;
     // Written from the caller's thread when nothing is queued before it (the
     // order of frames is kept, send_direct): the progress thread is not woken.
-    if (send_direct(Command::commit, body, ReplyHandler())) return PMIX_SUCCESS;
+    if (send_direct_now(Command::commit, body, ReplyHandler())) return PMIX_SUCCESS;
     const bool posted = ProgressEngine::instance().post([this, b = std::move(body)] {
         if (!channel_ ||
             !channel_->send(static_cast<std::uint16_t>(Command::commit), next_tag_++, 0, b)) {

@@ -205,6 +205,7 @@ class Client {
     // Unsolicited `group_ask` message: the event's chain, then the
     // handlers' decision back to the server (groups.cpp).
     void handle_group_ask(wire::Frame &frame);
+    void handle_commit_flush(wire::Frame &frame);
     // The job's fence segment, mapped at first use (nullptr: none); forget it.
     std::shared_ptr<wire::ShmFence> fence_segment();
     // The job's fence data segment (wire/shm_fence.hpp, ShmData), mapped
@@ -247,6 +248,26 @@ class Client {
     // the earlier `whole` one that then replaced them (the changes lost).
     // Taken before the datastore's writer lock and pub_mutex_.
     std::mutex commit_order_mutex_;
+    // Commits held back (README.md, "Commits held back"): while this process
+    // fences through its fence area and the server has not asked for its
+    // commits, a `whole` commit is kept here, replacing the one held before
+    // (`count`: the commits it stands for), and sent before the next frame
+    // to the server, or when the server asks (Command::commit_flush).
+    struct HeldCommit {
+        std::vector<std::uint8_t> body;  // bytes local, bytes remote, u8 flags[, bytes global]
+        std::uint32_t count = 0;
+    };
+    std::mutex held_commit_mutex_;  // after commit_order_mutex_, before direct_mutex_
+    std::optional<HeldCommit> held_commit_;
+    // Sends what is held (caller holds held_commit_mutex_): from the caller's
+    // thread when it can, else posted. False: the connection is gone.
+    bool flush_held_locked();
+    // Progress thread: sends what is held before another frame.
+    void flush_held_on_thread();
+    static std::vector<std::uint8_t> held_body(const HeldCommit &h);
+    // send_direct without the held commit's flush (held_commit_mutex_ held).
+    bool send_direct_now(wire::Command command, std::span<const std::uint8_t> body,
+                         ReplyHandler handler);
     // Under the datastore's writer lock (commit): the size of the last commit
     // sent `whole` (both parts) and of the changes sent since (Client::commit).
     std::size_t sent_whole_ = 0;

@@ -115,6 +115,7 @@ bool Client::notify_event_direct(const events::Event &ev, std::function<void(pmi
 }
 
 pmix_status_t Client::notify_event_unanswered(const events::Event &ev) {
+    flush_held_on_thread();
     const auto body = ev.encode();
     if (!channel_ || !channel_->is_open() ||
         !channel_->send(static_cast<std::uint16_t>(Command::notify_unanswered), next_tag_++, 0,

@@ -179,6 +179,7 @@ std::optional<pmix_status_t> Client::fence_in_shm(const std::vector<pmix_proc_t>
             const std::uint32_t gen = arrival.gen;
             ProgressEngine::instance().post([this, gen] {
                 auto body = BodyWriter().u32(gen).take();
+                flush_held_on_thread();
                 if (channel_)
                     channel_->send(static_cast<std::uint16_t>(Command::fence_shm_done), next_tag_++,
                                    0, body);
@@ -251,6 +252,7 @@ pmix_status_t Client::fence_collect_in_shm(const std::shared_ptr<wire::ShmFence>
         const std::uint32_t gen = arrival.gen;
         ProgressEngine::instance().post([this, gen] {
             auto body = BodyWriter().u32(gen).take();
+            flush_held_on_thread();
             if (channel_)
                 channel_->send(static_cast<std::uint16_t>(Command::fence_shm_done), next_tag_++, 0,
                                body);

@@ -11,6 +11,7 @@
 namespace pmixpp::client {
 
 bool Client::send_oneway(wire::Command command, std::span<const std::uint8_t> body) {
+    flush_held_on_thread();
     return channel_ && channel_->is_open() &&
            channel_->send(static_cast<std::uint16_t>(command), next_tag_++, 0, body);
 }

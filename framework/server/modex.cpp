@@ -102,21 +102,24 @@ void Modex::handle_commit(Channel &ch, Frame &frame, ClientRecord *client) {
     r.bytes(local);
     r.bytes(remote);
     const bool legacy = r.finished();
+    std::uint32_t count = 1;
     if (!legacy) r.u8(flags);
     if (!legacy && (flags & wire::kCommitGlobal) != 0) r.bytes(global);
-    if (!r.finished() || client == nullptr || (flags & ~wire::kCommitKnownFlags) != 0) {
+    if (!legacy && (flags & wire::kCommitCount) != 0 && !r.u32(count)) count = 0;
+    if (!r.finished() || client == nullptr || (flags & ~wire::kCommitKnownFlags) != 0 ||
+        count == 0) {
         log()->warn("server: malformed commit from {}: its connection closes",
                     client != nullptr ? describe(key_of(client->proc)) : std::string("a peer"));
         ch.close("malformed commit");
         return;
     }
     commit(*client, std::move(local), std::move(remote), std::move(global),
-           (flags & wire::kCommitWhole) != 0, legacy);
+           (flags & wire::kCommitWhole) != 0, legacy, count);
 }
 
 void Modex::commit(ClientRecord &c, std::vector<std::uint8_t> local,
                    std::vector<std::uint8_t> remote, std::vector<std::uint8_t> global, bool whole,
-                   bool legacy) {
+                   bool legacy, std::uint32_t count) {
     // Not decoded here (issue 17 item 1: with the fences through shared
     // memory, decoding every commit's two parts kept the server busy long
     // after the fences, and a Finalize waited behind it). The datastore's
@@ -137,19 +140,27 @@ void Modex::commit(ClientRecord &c, std::vector<std::uint8_t> local,
         if (store_) records.push_back(wire::ModexRecord{c.proc, std::move(global), false});
     }
     if (store_) pending_->add(std::move(records), pmix_proc_t{}, store_);
-    record_commit(c, std::move(local), std::move(remote), whole);
+    record_commit(c, std::move(local), std::move(remote), whole, count);
     if (legacy) compact(c, true);
 }
 
 void Modex::record_commit(ClientRecord &c, std::vector<std::uint8_t> local,
-                          std::vector<std::uint8_t> remote, bool whole) {
+                          std::vector<std::uint8_t> remote, bool whole, std::uint32_t count) {
     // A commit's blobs hold what changed since the client's previous commit
     // (gds assemble_modex_pending; a whole history from an older client is
     // fine too): they are appended, and a receiver merges them in order.
     // A `whole` one holds everything the client committed: it replaces them
     // (the client sends one once its changes add up to what it last sent
     // whole: client.cpp, Client::commit), so re-Put values do not pile up.
-    ++c.commit_seq;
+    // The commits a `whole` one stands for were never sent (held back by the
+    // client): numbered all the same, as the fence area counts them.
+    c.commit_seq += count;
+    if (count > 1) {
+        // On the gds logger (gds_base_verbose 5), with the fence data's lines.
+        mca::framework_logger("gds")->debug(
+            "server: a commit of {} stands for {} commits (held back by the client)",
+            describe(key_of(c.proc)), count);
+    }
     if (!c.committed || whole) {
         // The first commit of this connection life starts afresh.
         c.local_blob = std::move(local);
@@ -165,7 +176,7 @@ void Modex::record_commit(ClientRecord &c, std::vector<std::uint8_t> local,
         compact(c, false);
     }
     c.committed = true;
-    ++c.commits_received;
+    c.commits_received += count;
     run_waiters(key_of(c.proc));
 }
 
@@ -239,6 +250,18 @@ bool Modex::commit_in_flight(const ClientRecord &c) {
            job->fence_shm->commits(c.proc.rank) > c.commits_received;
 }
 
+void Modex::ask_for_commits(ClientRecord &c) {
+    // The flag first: a commit the client makes after it read the flag goes
+    // out at once; one it held before goes at this message.
+    JobRecord *job = clients_.find_job(c.proc.nspace);
+    if (job == nullptr || c.proc.rank >= job->fence_areas.size()) return;
+    job->fence_areas[c.proc.rank]->want_commits();
+    if (c.channel && c.channel->is_open()) {
+        (void)c.channel->send(static_cast<std::uint16_t>(wire::Command::commit_flush), 0, 0,
+                              std::vector<std::uint8_t>{});
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // get (direct modex)
 
@@ -252,6 +275,7 @@ void Modex::reply_get_local(const PendingReply &reply, const ProcKey &target, bo
     if (c->running() && commit_in_flight(*c)) {
         // It committed before a shared-memory fence that the requester has
         // passed: answer with that commit, not an older one.
+        ask_for_commits(*c);
         waiters_[target].push_back([this, reply, target, wait, timeout_s] {
             reply_get_local(reply, target, wait, timeout_s);
         });
@@ -269,6 +293,7 @@ void Modex::reply_get_local(const PendingReply &reply, const ProcKey &target, bo
         send_reply(reply, status_body(PMIX_ERR_NOT_FOUND));
         return;
     }
+    ask_for_commits(*c);  // its next commit, when it makes one
     auto done = std::make_shared<bool>(false);
     std::uint64_t timer = 0;
     if (timeout_s > 0) {
@@ -386,10 +411,17 @@ void Modex::dmodex_request(const pmix_proc_t &proc, pmix_dmodex_response_fn_t cb
         deferred_[key.first].push_back({proc, cbfunc, cbdata});
         return;
     }
+    if (c != nullptr && c->running() && commit_in_flight(*c)) {
+        // A commit counted and not received (held back): that one, not an older one.
+        ask_for_commits(*c);
+        waiters_[key].push_back(respond);
+        return;
+    }
     if (c == nullptr || c->committed || c->gone()) {
         respond();
         return;
     }
+    ask_for_commits(*c);
     waiters_[key].push_back(respond);
 }
 

@@ -55,11 +55,14 @@ class Modex final : public DepartureListener, public RemoteBlobs {
     // changes: they replace what is kept. `legacy`: a client that never
     // sends `whole` (a commit body of two parts): the server rebuilds its
     // blobs from the datastore once re-Put values have doubled them.
+    // `count`: the commits this one stands for (a client that held back
+    // earlier `whole` ones, wire/commit_flags.hpp).
     void commit(ClientRecord &c, std::vector<std::uint8_t> local, std::vector<std::uint8_t> remote,
-                std::vector<std::uint8_t> global, bool whole, bool legacy);
+                std::vector<std::uint8_t> global, bool whole, bool legacy, std::uint32_t count = 1);
     // The part of commit() that keeps the blobs and runs the waiters.
     void record_commit(ClientRecord &c, std::vector<std::uint8_t> local,
-                       std::vector<std::uint8_t> remote, bool whole = false);
+                       std::vector<std::uint8_t> remote, bool whole = false,
+                       std::uint32_t count = 1);
     // The clients' committed blobs not decoded yet: a reader of their values
     // in the datastore materializes the process it reads first
     // (client/client.cpp: the server process's PMIx_Get).
@@ -99,6 +102,9 @@ class Modex final : public DepartureListener, public RemoteBlobs {
     void handle_get(wire::Channel &ch, wire::Frame &frame, ClientRecord *client);
     // Whether a commit of `c` counted in its job's segment has not arrived yet.
     bool commit_in_flight(const ClientRecord &c);
+    // Something here waits for c's commits: c stops holding them back (its
+    // fence area's flag) and sends those it holds (Command::commit_flush).
+    void ask_for_commits(ClientRecord &c);
     void run_waiters(const ProcKey &client);
     // Rebuilds c's blobs from the datastore once re-Put values have doubled
     // them (`legacy` clients only: the others send `whole` commits); drops

@@ -50,8 +50,9 @@ enum class Command : std::uint16_t {
     // req: i32 status, str message, procs. rep: i32 status.
     abort = 3,
     // req: bytes local blob, bytes remote blob (what changed since the
-    //      previous commit), u8 flags [, bytes global blob] (wire/commit_flags.hpp;
-    //      no flags from an older client). no reply. Kept undecoded (server/modex.hpp).
+    //      previous commit), u8 flags [, bytes global blob] [, u32 count]
+    //      (wire/commit_flags.hpp; no flags from an older client). no reply.
+    //      Kept undecoded (server/modex.hpp).
     commit = 4,
     // req: procs (empty: the caller's whole nspace), u8 collect, u32 timeout s
     //      (0: none), infos. rep: i32 status, bytes modex record stream.
@@ -63,6 +64,11 @@ enum class Command : std::uint16_t {
     // req: u32 generation: a shared-memory fence generation with proxied
     //      arrivals completed (wire/shm_fence.hpp). no reply.
     fence_shm_done = 7,
+    // Server to client, unsolicited: a Get (or direct modex) waits for a
+    // commit the fence segment counts and the server has not received: send
+    // the commits held back (client/README.md, "Commits held back"). No body,
+    // no reply; a client that holds none (or an older one) ignores it.
+    commit_flush = 8,
 
     // Publish/lookup, query, job control, log (server/publish.cpp,
     // server/query.cpp, server/job_control.cpp). Numbered from 16.

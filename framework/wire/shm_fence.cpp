@@ -593,7 +593,7 @@ struct ShmArea::Layout {
         std::uint64_t seq;  // publications before this one + 1 (0: being replaced)
     };
     std::uint32_t magic;
-    std::uint32_t pad;
+    std::uint32_t wanted;     // 1: the server waits for this rank's commits (want_commits)
     std::uint64_t published;  // publications so far: the next goes in slot published % 3
     Slot slots[kAreaSlots];
 
@@ -707,6 +707,14 @@ bool ShmArea::publish(std::uint32_t gen, std::uint64_t from, std::uint64_t to, s
     at(s.tag).store(static_cast<std::uint64_t>(gen) + 1, std::memory_order_release);
     at(m.published).store(n + 1, std::memory_order_release);
     return ok;
+}
+
+void ShmArea::want_commits() {
+    at(layout().wanted).store(1);
+}
+
+bool ShmArea::commits_wanted() const {
+    return at(layout().wanted).load() != 0;
 }
 
 bool ShmArea::read(std::uint32_t gen, View &out, std::string &error) {

@@ -272,6 +272,11 @@ class ShmArea : public ShmObject {
             std::uint64_t offset = 0, length = 0;
         } where;
     };
+    // Server: it waits for this rank's commits (a Get, a direct modex): from
+    // now on the rank sends each commit at once instead of holding back its
+    // `whole` ones (client/README.md, "Commits held back"). Sticky.
+    void want_commits();
+    bool commits_wanted() const;
     // Reader, once generation `gen` completed.
     bool read(std::uint32_t gen, View &out, std::string &error);
     // Reader: appends to `out` the bytes of a View read before, if that

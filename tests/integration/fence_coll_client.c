@@ -30,6 +30,14 @@
  *           without data, with no Get until the end: every rank then reads
  *           every peer's every value (held bytes copied before the arrival
  *           that lets their writer reuse them).
+ *   held    a 64 KiB value re-Put in six rounds of collecting fences: from
+ *           the second on each commit is whole and held back, replaced by
+ *           the next, and the last goes out before the Finalize standing
+ *           for five ("stands for 5 commits", server's gds debug line).
+ *   asked   after a collecting fence, rank 1 Gets rank 0's value from the
+ *           server (PMIX_GET_REFRESH_CACHE) while rank 0 waits in a fence
+ *           without data: the server asks rank 0 for the commit it holds
+ *           back (Command::commit_flush), else both would wait forever.
  * Prints "fence_coll ok" per rank ("fence_coll died ok" in dies). */
 #include <pmix.h>
 
@@ -209,9 +217,54 @@ static int run_deltas(void) {
     return 0;
 }
 
+static int run_held(void) {
+    enum { kRounds = 6, kSize = 64 * 1024 };
+    for (int round = 0; round < kRounds; ++round) {
+        put_bytes("big", kSize, round);
+        CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
+        pmix_status_t rc = collecting_fence(0);
+        CHECK(rc == PMIX_SUCCESS, "collecting fence round %d: %s", round, PMIx_Error_string(rc));
+        for (pmix_rank_t r = 0; r < nprocs; ++r)
+            if (r != me.rank) check_bytes(r, "big", kSize, round);
+    }
+    return 0;
+}
+
+/* Rank 1 reads rank 0's "big" through the server (refreshed, not from the area). */
+static void check_from_server(int round) {
+    pmix_proc_t zero;
+    PMIX_LOAD_PROCID(&zero, me.nspace, 0);
+    pmix_info_t refresh;
+    bool yes = true;
+    PMIX_INFO_LOAD(&refresh, PMIX_GET_REFRESH_CACHE, &yes, PMIX_BOOL);
+    pmix_value_t *v = NULL;
+    pmix_status_t rc = PMIx_Get(&zero, "big", &refresh, 1, &v);
+    CHECK(rc == PMIX_SUCCESS && v != NULL && v->type == PMIX_BYTE_OBJECT &&
+              v->data.bo.size == 64 * 1024 &&
+              (unsigned char)v->data.bo.bytes[7] == fill(0, round, 7),
+          "rank 0's big through the server, round %d: %s", round, PMIx_Error_string(rc));
+    PMIX_VALUE_RELEASE(v);
+    PMIX_INFO_DESTRUCT(&refresh);
+}
+
+static int run_asked(void) {
+    for (int round = 0; round < 3; ++round) {
+        put_bytes("big", 64 * 1024, round);
+        CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
+        pmix_status_t rc = collecting_fence(0);
+        CHECK(rc == PMIX_SUCCESS, "collecting fence round %d: %s", round, PMIx_Error_string(rc));
+        if (me.rank == 1) check_from_server(round);
+        rc = PMIx_Fence(NULL, 0, NULL, 0);
+        CHECK(rc == PMIX_SUCCESS, "fence without data round %d: %s", round, PMIx_Error_string(rc));
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: fence_coll_client sizes|mixed|newkey|timeout|dies|hold|deltas\n");
+        fprintf(
+            stderr,
+            "usage: fence_coll_client sizes|mixed|newkey|timeout|dies|hold|deltas|held|asked\n");
         return 2;
     }
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -240,6 +293,11 @@ int main(int argc, char **argv) {
         rcode = run_hold();
     } else if (strcmp(argv[1], "deltas") == 0) {
         rcode = run_deltas();
+    } else if (strcmp(argv[1], "held") == 0) {
+        rcode = run_held();
+    } else if (strcmp(argv[1], "asked") == 0) {
+        rcode = run_asked();
+
     } else {
         fprintf(stderr, "unknown mode %s\n", argv[1]);
         return 2;

@@ -315,3 +315,24 @@ TEST_F(ModexTest, GlobalValuesSentOnceJoinBothParts) {
     EXPECT_EQ(a.records[0].blob, c.remote_blob);
     modex.set_store(nullptr);
 }
+
+// perf (issue 17 item 1): a `whole` commit that stands for commits the
+// client held back (wire/commit_flags.hpp, kCommitCount) numbers them all,
+// as the fence segment counts them, and replaces what was kept; a receiver
+// that held the first one gets the whole.
+TEST_F(ModexTest, AWholeCommitStandingForHeldOnesCountsThemAll) {
+    ClientRecord &c = client("h", 0);
+    const std::vector<std::uint8_t> first{1, 1}, last{5, 5, 5};
+    modex.record_commit(c, first, {});
+    modex.record_commit(c, last, {}, /*whole=*/true, /*count=*/4);
+    EXPECT_EQ(c.commit_seq, 5u);
+    EXPECT_EQ(c.commits_received, 5u);
+    EXPECT_EQ(c.local_blob, last);
+    std::vector<std::uint8_t> stream;
+    Modex::append_changes(stream, c, 1);
+    std::vector<pmixpp::wire::ModexRecord> out;
+    ASSERT_TRUE(pmixpp::wire::parse_records(stream, out));
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].blob, last);
+    EXPECT_TRUE(out[0].whole);
+}
