@@ -24,16 +24,15 @@
  *           collecting fences and no Get, then every rank Gets every
  *           peer's value: the peers' bytes stay in their areas until that
  *           Get ("... copied from their areas for a Get", one per peer),
- *           none is copied before an arrival.
+ *           none is copied before an arrival. From the second round on
+ *           each commit is whole and held back, replaced by the next; the
+ *           last goes out before the Finalize standing for five ("stands
+ *           for 5 commits", the server's gds debug line).
  *   deltas  a 4 KiB value, then a new 8-byte key per round (commits that
  *           are changes, not whole) over eight collecting fences and two
  *           without data, with no Get until the end: every rank then reads
  *           every peer's every value (held bytes copied before the arrival
  *           that lets their writer reuse them).
- *   held    a 64 KiB value re-Put in six rounds of collecting fences: from
- *           the second on each commit is whole and held back, replaced by
- *           the next, and the last goes out before the Finalize standing
- *           for five ("stands for 5 commits", server's gds debug line).
  *   asked   after a collecting fence, rank 1 Gets rank 0's value from the
  *           server (PMIX_GET_REFRESH_CACHE) while rank 0 waits in a fence
  *           without data: the server asks rank 0 for the commit it holds
@@ -217,19 +216,6 @@ static int run_deltas(void) {
     return 0;
 }
 
-static int run_held(void) {
-    enum { kRounds = 6, kSize = 64 * 1024 };
-    for (int round = 0; round < kRounds; ++round) {
-        put_bytes("big", kSize, round);
-        CHECK(PMIx_Commit() == PMIX_SUCCESS, "Commit");
-        pmix_status_t rc = collecting_fence(0);
-        CHECK(rc == PMIX_SUCCESS, "collecting fence round %d: %s", round, PMIx_Error_string(rc));
-        for (pmix_rank_t r = 0; r < nprocs; ++r)
-            if (r != me.rank) check_bytes(r, "big", kSize, round);
-    }
-    return 0;
-}
-
 /* Rank 1 reads rank 0's "big" through the server (refreshed, not from the area). */
 static void check_from_server(int round) {
     pmix_proc_t zero;
@@ -262,9 +248,8 @@ static int run_asked(void) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(
-            stderr,
-            "usage: fence_coll_client sizes|mixed|newkey|timeout|dies|hold|deltas|held|asked\n");
+        fprintf(stderr,
+                "usage: fence_coll_client sizes|mixed|newkey|timeout|dies|hold|deltas|asked\n");
         return 2;
     }
     pmix_status_t rc = PMIx_Init(&me, NULL, 0);
@@ -293,8 +278,7 @@ int main(int argc, char **argv) {
         rcode = run_hold();
     } else if (strcmp(argv[1], "deltas") == 0) {
         rcode = run_deltas();
-    } else if (strcmp(argv[1], "held") == 0) {
-        rcode = run_held();
+
     } else if (strcmp(argv[1], "asked") == 0) {
         rcode = run_asked();
 
