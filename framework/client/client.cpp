@@ -483,32 +483,23 @@ bool Client::send_direct(Command command, std::span<const std::uint8_t> body,
     std::lock_guard held(held_commit_mutex_);
     if (held_commit_) {
         // The commit held back goes first, or neither does.
-        const auto b = held_body(*held_commit_);
+        const auto b = held_frame(*held_commit_);
         if (!send_direct_now(Command::commit, b, ReplyHandler())) return false;
         held_commit_.reset();
     }
     return send_direct_now(command, body, std::move(handler));
 }
 
-std::vector<std::uint8_t> Client::held_body(const HeldCommit &h) {
-    // The flags byte follows the two blobs: set kCommitCount there, the count last.
-    BodyReader r(h.body);
-    std::vector<std::uint8_t> local, remote, global;
-    std::uint8_t flags = 0;
-    r.bytes(local);
-    r.bytes(remote);
-    r.u8(flags);
-    if ((flags & wire::kCommitGlobal) != 0) r.bytes(global);
-    BodyWriter w;
-    w.bytes(local).bytes(remote).u8(static_cast<std::uint8_t>(flags | wire::kCommitCount));
-    if ((flags & wire::kCommitGlobal) != 0) w.bytes(global);
-    w.u32(h.count);
-    return w.take();
+std::vector<std::uint8_t> Client::held_frame(HeldCommit h) {
+    // Encoded with kCommitCount already (commit()): the count goes last.
+    const auto count = BodyWriter().u32(h.count).take();
+    h.body.insert(h.body.end(), count.begin(), count.end());
+    return std::move(h.body);
 }
 
 bool Client::flush_held_locked() {
     if (!held_commit_) return true;
-    auto body = held_body(*held_commit_);
+    auto body = held_frame(std::move(*held_commit_));
     held_commit_.reset();
     if (send_direct_now(Command::commit, body, ReplyHandler())) return true;
     return ProgressEngine::instance().post([this, b = std::move(body)] {
@@ -522,7 +513,7 @@ bool Client::flush_held_locked() {
 void Client::flush_held_on_thread() {
     std::lock_guard held(held_commit_mutex_);
     if (!held_commit_) return;
-    const auto body = held_body(*held_commit_);
+    const auto body = held_frame(std::move(*held_commit_));
     held_commit_.reset();
     if (!channel_ ||
         !channel_->send(static_cast<std::uint16_t>(Command::commit), next_tag_++, 0, body)) {
@@ -781,20 +772,22 @@ pmix_status_t Client::commit() {
             if (whole) pub_total_ = pub_bytes_.size();
         }
     }
-    const auto flags = static_cast<std::uint8_t>((whole ? wire::kCommitWhole : 0) |
-                                                 (split ? wire::kCommitGlobal : 0));
-    BodyWriter w;
-    w.bytes(std::span<const std::byte>(local.value()))
-        .bytes(std::span<const std::byte>(remote.value()))
-        .u8(flags);
-    if (split) w.bytes(std::span<const std::byte>(global.value()));
-    auto body = w.take();
     std::lock_guard held(held_commit_mutex_);
     bool hold = false;
     if (whole && mine != nullptr && !mine->commits_wanted()) {
         std::lock_guard pub(pub_mutex_);
         hold = pub_on_;  // its peers read it in its area
     }
+    // A held commit carries its count (held_frame appends it when it goes).
+    const auto flags = static_cast<std::uint8_t>((whole ? wire::kCommitWhole : 0) |
+                                                 (split ? wire::kCommitGlobal : 0) |
+                                                 (hold ? wire::kCommitCount : 0));
+    BodyWriter w;
+    w.bytes(std::span<const std::byte>(local.value()))
+        .bytes(std::span<const std::byte>(remote.value()))
+        .u8(flags);
+    if (split) w.bytes(std::span<const std::byte>(global.value()));
+    auto body = w.take();
     if (hold) {
         // Held back: the next whole one replaces it, the next frame takes it.
         const std::uint32_t before = held_commit_ ? held_commit_->count : 0;

@@ -254,7 +254,8 @@ class Client {
     // (`count`: the commits it stands for), and sent before the next frame
     // to the server, or when the server asks (Command::commit_flush).
     struct HeldCommit {
-        std::vector<std::uint8_t> body;  // bytes local, bytes remote, u8 flags[, bytes global]
+        // bytes local, bytes remote, u8 flags (with kCommitCount)[, bytes global]
+        std::vector<std::uint8_t> body;
         std::uint32_t count = 0;
     };
     std::mutex held_commit_mutex_;  // after commit_order_mutex_, before direct_mutex_
@@ -264,7 +265,8 @@ class Client {
     bool flush_held_locked();
     // Progress thread: sends what is held before another frame.
     void flush_held_on_thread();
-    static std::vector<std::uint8_t> held_body(const HeldCommit &h);
+    // The frame's body: the held body, then its count.
+    static std::vector<std::uint8_t> held_frame(HeldCommit h);
     // send_direct without the held commit's flush (held_commit_mutex_ held).
     bool send_direct_now(wire::Command command, std::span<const std::uint8_t> body,
                          ReplyHandler handler);

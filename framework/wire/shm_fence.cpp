@@ -667,30 +667,17 @@ bool ShmArea::publish(std::uint32_t gen, std::uint64_t from, std::uint64_t to, s
     at(l.slots[mine].seq).store(0);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     // The other two slots' bytes may still be read (header comment): the
-    // lowest offset clear of both.
-    struct Range {
-        std::uint64_t off, len;
-    };
-    Range live[kAreaSlots - 1];
-    std::uint64_t candidates[kAreaSlots] = {Layout::data_offset(), 0, 0};
-    int nlive = 0;
-    for (int k = 0; k < kAreaSlots; ++k) {
-        if (k == mine || at(l.slots[k].tag).load() == 0 || l.slots[k].length == 0) continue;
-        live[nlive] = {l.slots[k].offset, l.slots[k].length};
-        candidates[nlive + 1] = (live[nlive].off + live[nlive].len + 63) / 64 * 64;
-        ++nlive;
-    }
-    std::uint64_t offset = 0;
-    bool placed = false;
-    for (int c = 0; c <= nlive; ++c) {
-        const std::uint64_t at_c = candidates[c];
-        bool clear = true;
-        for (int k = 0; k < nlive; ++k) {
-            if (at_c < live[k].off + live[k].len && live[k].off < at_c + data.size()) clear = false;
-        }
-        if (clear && (!placed || at_c < offset)) {
-            offset = at_c;
-            placed = true;
+    // first offset clear of both (each move passes a slot's end; two at most).
+    std::uint64_t offset = Layout::data_offset();
+    for (bool moved = !data.empty(); moved;) {
+        moved = false;
+        for (int k = 0; k < kAreaSlots; ++k) {
+            Layout::Slot &o = l.slots[k];
+            if (k == mine || at(o.tag).load() == 0 || o.length == 0) continue;
+            if (offset < o.offset + o.length && o.offset < offset + data.size()) {
+                offset = (o.offset + o.length + 63) / 64 * 64;
+                moved = true;
+            }
         }
     }
     bool ok = data.empty() || grow_to(offset + data.size(), error);

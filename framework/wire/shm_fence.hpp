@@ -231,7 +231,7 @@ class ShmData : public ShmObject {
 // The bytes of generation g stay intact until every reader has arrived in
 // g + 2: a writer publishes for g + 1 and g + 2 in the two other slots, and
 // for g + 3 only once g + 2 completed. So a reader may keep where a peer's
-// bytes are (Reference) and copy them only when a Get asks for that peer,
+// bytes are (Client::Held) and copy them only when a Get asks for that peer,
 // or before it arrives in g + 2; or never, when the peer's next publication
 // is its whole data (client/fence_shm.cpp). The writer grows the object
 // (ftruncate + posix_fallocate: a full /dev/shm fails publish(), never a
