@@ -15,13 +15,53 @@ using mca::gds::Blob;
 
 // --- writer -----------------------------------------------------------------
 
+namespace {
+
+// A segment's first three fields never change for a kind: packed once, each
+// segment starts with a copy of them (a commit writes a segment per scope).
+struct SegmentStart {
+    std::vector<char> bytes;
+    pmix_status_t status = PMIX_SUCCESS;
+
+    explicit SegmentStart(BlobKind kind) {
+        pmix_data_buffer_t b;
+        PMIX_DATA_BUFFER_CONSTRUCT(&b);
+        char *name = const_cast<char *>(kBlobFormatName);
+        std::uint16_t version = kBlobFormatVersion;
+        auto kind_byte = static_cast<std::uint8_t>(kind);
+        status = PMIx_Data_pack(nullptr, &b, &name, 1, PMIX_STRING);
+        if (status == PMIX_SUCCESS) status = PMIx_Data_pack(nullptr, &b, &version, 1, PMIX_UINT16);
+        if (status == PMIX_SUCCESS) status = PMIx_Data_pack(nullptr, &b, &kind_byte, 1, PMIX_UINT8);
+        if (status == PMIX_SUCCESS) bytes.assign(b.base_ptr, b.base_ptr + b.bytes_used);
+        PMIX_DATA_BUFFER_DESTRUCT(&b);
+    }
+};
+
+const SegmentStart &segment_start(BlobKind kind) {
+    static const SegmentStart modex(BlobKind::modex), job(BlobKind::job);
+    return kind == BlobKind::modex ? modex : job;
+}
+
+}  // namespace
+
 BlobWriter::BlobWriter(BlobKind kind, std::uint32_t count) {
-    char *name = const_cast<char *>(kBlobFormatName);
-    std::uint16_t version = kBlobFormatVersion;
-    auto kind_byte = static_cast<std::uint8_t>(kind);
-    pack(&name, PMIX_STRING, "the format name");
-    pack(&version, PMIX_UINT16, "the format version");
-    pack(&kind_byte, PMIX_UINT8, "the blob kind");
+    const SegmentStart &start = segment_start(kind);
+    if (start.status != PMIX_SUCCESS) {
+        failure_ = start.status;
+        failure_message_ = "gds_hash: cannot serialize a segment header: " +
+                           std::string(PMIx_Error_string(start.status));
+        return;
+    }
+    // The buffer takes a malloc'd copy of the fixed fields (PMIx_Data_load).
+    auto *bytes = static_cast<char *>(std::malloc(start.bytes.size()));
+    if (bytes == nullptr) {
+        failure_ = PMIX_ERR_NOMEM;
+        failure_message_ = "gds_hash: out of memory";
+        return;
+    }
+    std::memcpy(bytes, start.bytes.data(), start.bytes.size());
+    pmix_byte_object_t header{bytes, start.bytes.size()};
+    PMIx_Data_load(&buffer_, &header);
     pack(&count, PMIX_UINT32, "the item count");
 }
 
@@ -29,29 +69,29 @@ BlobWriter::~BlobWriter() {
     PMIX_DATA_BUFFER_DESTRUCT(&buffer_);
 }
 
-void BlobWriter::pack(void *src, pmix_data_type_t type, std::string_view what) {
+void BlobWriter::pack(void *src, pmix_data_type_t type, std::string_view what,
+                      std::string_view name) {
     if (failure_ != PMIX_SUCCESS) return;
     const pmix_status_t rc = PMIx_Data_pack(nullptr, &buffer_, src, 1, type);
     if (rc != PMIX_SUCCESS) {
         failure_ = rc;
-        failure_message_ =
-            "gds_hash: cannot serialize " + std::string(what) + ": " + PMIx_Error_string(rc);
+        failure_message_ = "gds_hash: cannot serialize " + std::string(what) +
+                           (name.empty() ? "" : " " + std::string(name)) + ": " +
+                           PMIx_Error_string(rc);
     }
 }
 
-void BlobWriter::add_modex_item(std::string_view key, pmix_scope_t scope,
+void BlobWriter::add_modex_item(const std::string &key, pmix_scope_t scope,
                                 const pmix_value_t &value) {
-    std::string key_text(key);
-    char *key_ptr = key_text.data();
-    const std::string what = "key " + key_text;
-    pack(&key_ptr, PMIX_STRING, what);
-    pack(&scope, PMIX_SCOPE, what);
-    pack(const_cast<pmix_value_t *>(&value), PMIX_VALUE, what);
+    char *key_ptr = const_cast<char *>(key.c_str());
+    pack(&key_ptr, PMIX_STRING, "key", key);
+    pack(&scope, PMIX_SCOPE, "key", key);
+    pack(const_cast<pmix_value_t *>(&value), PMIX_VALUE, "key", key);
 }
 
 void BlobWriter::add_job_item(const pmix_info_t &info) {
-    pack(const_cast<pmix_info_t *>(&info), PMIX_INFO,
-         "job info " + std::string(bounded(info.key, sizeof(info.key))));
+    pack(const_cast<pmix_info_t *>(&info), PMIX_INFO, "job info",
+         bounded(info.key, sizeof(info.key)));
 }
 
 Result<Blob> BlobWriter::finish() {

@@ -43,7 +43,7 @@ class BlobWriter {
     BlobWriter(const BlobWriter &) = delete;
     BlobWriter &operator=(const BlobWriter &) = delete;
 
-    void add_modex_item(std::string_view key, pmix_scope_t scope, const pmix_value_t &value);
+    void add_modex_item(const std::string &key, pmix_scope_t scope, const pmix_value_t &value);
     void add_job_item(const pmix_info_t &info);
 
     // The blob, or the first packing failure (e.g. a value of a type the
@@ -51,7 +51,8 @@ class BlobWriter {
     mca::Result<mca::gds::Blob> finish();
 
   private:
-    void pack(void *src, pmix_data_type_t type, std::string_view what);
+    // `what` and `name` (may be empty) name the field in the failure message.
+    void pack(void *src, pmix_data_type_t type, std::string_view what, std::string_view name = {});
 
     pmix_data_buffer_t buffer_{};
     pmix_status_t failure_ = PMIX_SUCCESS;

@@ -74,10 +74,14 @@ pmix_status_t PMIx_Data_pack(const pmix_proc_t * /*target: one format for every 
                              pmix_data_buffer_t *buffer, void *src, int32_t num_vals,
                              pmix_data_type_t type) {
     if (buffer == nullptr || num_vals < 0) return PMIX_ERR_BAD_PARAM;
-    pmixpp::wire::Encoder enc;
+    // One encoder per thread, its storage kept between calls (up to 64 KiB):
+    // callers pack field by field, and each call used to allocate one.
+    thread_local pmixpp::wire::Encoder enc;
+    enc.bytes().clear();
     pmix_status_t rc = pmixpp::wire::pack(enc, type, src, static_cast<std::size_t>(num_vals));
-    if (rc != PMIX_SUCCESS) return rc;
-    return append(buffer, enc.bytes());
+    if (rc == PMIX_SUCCESS) rc = append(buffer, enc.bytes());
+    if (enc.bytes().capacity() > 64 * 1024) std::vector<uint8_t>().swap(enc.bytes());
+    return rc;
 }
 
 pmix_status_t PMIx_Data_unpack(const pmix_proc_t * /*source*/, pmix_data_buffer_t *buffer,
@@ -137,7 +141,8 @@ pmix_status_t PMIx_Data_print(char **output, char *prefix, void *src, pmix_data_
 pmix_status_t PMIx_Data_copy_payload(pmix_data_buffer_t *dest, pmix_data_buffer_t *src) {
     if (dest == nullptr || src == nullptr) return PMIX_ERR_BAD_PARAM;
     std::span<const uint8_t> payload = unread(src);
-    std::vector<uint8_t> bytes(payload.begin(), payload.end());  // dest may be src
+    if (dest != src) return append(dest, payload);
+    std::vector<uint8_t> bytes(payload.begin(), payload.end());  // appending to itself
     return append(dest, bytes);
 }
 

@@ -490,16 +490,19 @@ bool Client::send_direct(Command command, std::span<const std::uint8_t> body,
     return send_direct_now(command, body, std::move(handler));
 }
 
-std::vector<std::uint8_t> Client::held_frame(HeldCommit h) {
-    // Encoded with kCommitCount already (commit()): the count goes last.
-    const auto count = BodyWriter().u32(h.count).take();
-    h.body.insert(h.body.end(), count.begin(), count.end());
-    return std::move(h.body);
+std::vector<std::uint8_t> Client::held_frame(const HeldCommit &h) {
+    // A commit's body (commit()), flagged kCommitCount: the count goes last.
+    BodyWriter w;
+    w.bytes(std::span<const std::byte>(h.local))
+        .bytes(std::span<const std::byte>(h.remote))
+        .u8(h.flags);
+    if ((h.flags & wire::kCommitGlobal) != 0) w.bytes(std::span<const std::byte>(h.global));
+    return w.u32(h.count).take();
 }
 
 bool Client::flush_held_locked() {
     if (!held_commit_) return true;
-    auto body = held_frame(std::move(*held_commit_));
+    auto body = held_frame(*held_commit_);
     held_commit_.reset();
     if (send_direct_now(Command::commit, body, ReplyHandler())) return true;
     return ProgressEngine::instance().post([this, b = std::move(body)] {
@@ -513,7 +516,7 @@ bool Client::flush_held_locked() {
 void Client::flush_held_on_thread() {
     std::lock_guard held(held_commit_mutex_);
     if (!held_commit_) return;
-    const auto body = held_frame(std::move(*held_commit_));
+    const auto body = held_frame(*held_commit_);
     held_commit_.reset();
     if (!channel_ ||
         !channel_->send(static_cast<std::uint16_t>(Command::commit), next_tag_++, 0, body)) {
@@ -644,11 +647,45 @@ void Client::store_stream(std::span<const std::uint8_t> stream) {
 // through the progress thread, without the caller waiting for it (FIFO
 // posting keeps a later Fence behind this Commit on the wire).
 
+namespace {
+
+// About what a Put value adds to the next commit's blob (gds_hash's format
+// on our codec: ~48 bytes of framing per item besides its key and payload;
+// Client::commit adds a segment header's ~72): Client::commit decides on it
+// whether to send everything instead of the changes.
+constexpr std::size_t kCommitHeaderWeight = 72;
+
+std::size_t put_weight(const char *key, const pmix_value_t &v) {
+    std::size_t payload = 48 + 8;
+    switch (v.type) {
+        case PMIX_BYTE_OBJECT:
+        case PMIX_COMPRESSED_BYTE_OBJECT:
+        case PMIX_COMPRESSED_STRING:
+        case PMIX_REGEX:
+            payload += v.data.bo.size;
+            break;
+        case PMIX_STRING:
+            payload += v.data.string != nullptr ? std::strlen(v.data.string) : 0;
+            break;
+        case PMIX_DATA_ARRAY:
+            payload += v.data.darray != nullptr ? 16 * v.data.darray->size : 0;
+            break;
+        default:
+            break;
+    }
+    return payload + (key != nullptr ? std::strlen(key) : 0);
+}
+
+}  // namespace
+
 pmix_status_t Client::put(pmix_scope_t scope, const char *key, const pmix_value_t &value) {
     std::shared_lock lock(view_mutex_);
     if (!store_) return PMIX_ERR_INIT;
-    return store_->write([&](mca::gds::Module &m) { return m.store(self_, scope, key, value); })
-        .code();
+    const pmix_status_t rc =
+        store_->write([&](mca::gds::Module &m) { return m.store(self_, scope, key, value); })
+            .code();
+    if (rc == PMIX_SUCCESS && scope != PMIX_INTERNAL) put_weight_ += put_weight(key, value);
+    return rc;
 }
 
 pmix_status_t Client::store_internal(const pmix_proc_t &proc, const char *key,
@@ -716,20 +753,25 @@ pmix_status_t Client::commit() {
                    ? local.value().size() + remote.value().size() + global.value().size()
                    : std::size_t{0};
     };
+    // Decided before assembling, on what the Puts since the last commit
+    // weigh (put_weight), so that only the blobs that go are assembled: a
+    // job that Puts its whole data again every round assembles it once.
     auto st = store->write([&](mca::gds::Module &m) {
-        if (pending) assemble(m, true);
+        std::size_t weight = put_weight_.exchange(0);
+        if (weight != 0) weight += kCommitHeaderWeight;
+        const bool first = sent_whole_ + sent_changes_ == 0;
+        if (pending && !first && 2 * (sent_changes_ + weight) >= sent_whole_) whole = true;
+        if (pending && !whole) assemble(m, true);
         auto committed = m.commit(me);
         if (!committed.ok() || !pending) return committed;
-        const std::size_t changes = size();
-        if (sent_whole_ + sent_changes_ == 0) {
-            sent_whole_ = changes;  // the first commit's changes are all it committed
-        } else if (2 * (sent_changes_ + changes) >= sent_whole_) {
-            whole = true;
+        if (whole) {
             assemble(m, false);
             sent_whole_ = size();
             sent_changes_ = 0;
+        } else if (first) {
+            sent_whole_ = size();  // the first commit's changes are all it committed
         } else {
-            sent_changes_ += changes;
+            sent_changes_ += size();
         }
         return committed;
     });
@@ -782,22 +824,23 @@ pmix_status_t Client::commit() {
     const auto flags = static_cast<std::uint8_t>((whole ? wire::kCommitWhole : 0) |
                                                  (split ? wire::kCommitGlobal : 0) |
                                                  (hold ? wire::kCommitCount : 0));
-    BodyWriter w;
-    w.bytes(std::span<const std::byte>(local.value()))
-        .bytes(std::span<const std::byte>(remote.value()))
-        .u8(flags);
-    if (split) w.bytes(std::span<const std::byte>(global.value()));
-    auto body = w.take();
     if (hold) {
         // Held back: the next whole one replaces it, the next frame takes it.
         const std::uint32_t before = held_commit_ ? held_commit_->count : 0;
-        held_commit_ = HeldCommit{std::move(body), before + 1};
+        held_commit_ = HeldCommit{std::move(local).value(), std::move(remote).value(),
+                                  std::move(global).value(), flags, before + 1};
         // The server asked for this process's commits meanwhile
         // (Modex::ask_for_commits sets the flag, then says so).
         if (!mine->commits_wanted()) return PMIX_SUCCESS;
         return flush_held_locked() ? PMIX_SUCCESS : PMIX_ERR_LOST_CONNECTION;
     }
     if (!flush_held_locked()) return PMIX_ERR_LOST_CONNECTION;
+    BodyWriter w;
+    w.bytes(std::span<const std::byte>(local.value()))
+        .bytes(std::span<const std::byte>(remote.value()))
+        .u8(flags);
+    if (split) w.bytes(std::span<const std::byte>(global.value()));
+    auto body = w.take();
     // Written from the caller's thread when nothing is queued before it (the
     // order of frames is kept, send_direct): the progress thread is not woken.
     if (send_direct_now(Command::commit, body, ReplyHandler())) return PMIX_SUCCESS;

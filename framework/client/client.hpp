@@ -253,9 +253,11 @@ class Client {
     // commits, a `whole` commit is kept here, replacing the one held before
     // (`count`: the commits it stands for), and sent before the next frame
     // to the server, or when the server asks (Command::commit_flush).
+    // Its blobs are kept, not encoded: a held commit that the next one
+    // replaces is never encoded at all (held_frame encodes the one that goes).
     struct HeldCommit {
-        // bytes local, bytes remote, u8 flags (with kCommitCount)[, bytes global]
-        std::vector<std::uint8_t> body;
+        mca::gds::Blob local, remote, global;
+        std::uint8_t flags = 0;  // with kCommitCount; kCommitGlobal: `global` goes too
         std::uint32_t count = 0;
     };
     std::mutex held_commit_mutex_;  // after commit_order_mutex_, before direct_mutex_
@@ -265,8 +267,9 @@ class Client {
     bool flush_held_locked();
     // Progress thread: sends what is held before another frame.
     void flush_held_on_thread();
-    // The frame's body: the held body, then its count.
-    static std::vector<std::uint8_t> held_frame(HeldCommit h);
+    // The frame's body: bytes local, bytes remote, u8 flags[, bytes global],
+    // u32 count.
+    static std::vector<std::uint8_t> held_frame(const HeldCommit &h);
     // send_direct without the held commit's flush (held_commit_mutex_ held).
     bool send_direct_now(wire::Command command, std::span<const std::uint8_t> body,
                          ReplyHandler handler);
@@ -274,6 +277,10 @@ class Client {
     // sent `whole` (both parts) and of the changes sent since (Client::commit).
     std::size_t sent_whole_ = 0;
     std::size_t sent_changes_ = 0;
+    // What the values Put since the last commit weigh, about (put_weight):
+    // whether the next commit goes `whole` is decided on it, so that only
+    // the blobs that go are assembled (Client::commit).
+    std::atomic<std::size_t> put_weight_{0};
     std::vector<std::uint8_t> pub_bytes_;
     std::uint64_t pub_from_ = 0;
     bool pub_whole_ = false;

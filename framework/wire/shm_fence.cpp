@@ -646,6 +646,8 @@ std::unique_ptr<ShmArea> ShmArea::open(const std::string &name, std::string &err
 }
 
 bool ShmArea::grow_to(std::size_t need, std::string &error) {
+    // Mapped already: the file is at least as long as the mapping.
+    if (need <= size_) return true;
     struct stat st {};
     if (::fstat(fd_, &st) != 0) {
         error = errno_text("fstat");

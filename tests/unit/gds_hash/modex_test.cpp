@@ -219,6 +219,36 @@ TEST_F(GdsHash, ScopeBlobsHoldExactlyThatScope) {
     EXPECT_TRUE(none.value().empty());
 }
 
+TEST_F(GdsHash, ASegmentIsItsFieldsPackedOneByOne) {
+    // blob_format.hpp's layout, each field its own PMIx_Data_pack; the
+    // writer starts every segment from a copy of its first three fields.
+    const pmix_value_t v = u32_value(7);
+    ASSERT_TRUE(m->store(kMe, PMIX_GLOBAL, "k.one", v).ok());
+    ASSERT_TRUE(m->commit(kMe).ok());
+    for (int round = 0; round < 2; ++round) {  // the second from the kept copy
+        auto blob = m->assemble_modex_scope(kMe, PMIX_GLOBAL, false);
+        ASSERT_TRUE(blob.ok());
+        pmix_data_buffer_t want{};
+        char *name = const_cast<char *>("pmixpp.gds_hash");
+        std::uint16_t version = 1;
+        std::uint8_t kind = 1;
+        std::uint32_t count = 1;
+        char *key = const_cast<char *>("k.one");
+        pmix_scope_t scope = PMIX_GLOBAL;
+        ASSERT_EQ(PMIx_Data_pack(nullptr, &want, &name, 1, PMIX_STRING), PMIX_SUCCESS);
+        ASSERT_EQ(PMIx_Data_pack(nullptr, &want, &version, 1, PMIX_UINT16), PMIX_SUCCESS);
+        ASSERT_EQ(PMIx_Data_pack(nullptr, &want, &kind, 1, PMIX_UINT8), PMIX_SUCCESS);
+        ASSERT_EQ(PMIx_Data_pack(nullptr, &want, &count, 1, PMIX_UINT32), PMIX_SUCCESS);
+        ASSERT_EQ(PMIx_Data_pack(nullptr, &want, &key, 1, PMIX_STRING), PMIX_SUCCESS);
+        ASSERT_EQ(PMIx_Data_pack(nullptr, &want, &scope, 1, PMIX_SCOPE), PMIX_SUCCESS);
+        ASSERT_EQ(PMIx_Data_pack(nullptr, &want, const_cast<pmix_value_t *>(&v), 1, PMIX_VALUE),
+                  PMIX_SUCCESS);
+        const auto *w = reinterpret_cast<const std::byte *>(want.base_ptr);
+        EXPECT_EQ(blob.value(), gds::Blob(w, w + want.bytes_used));
+        PMIX_DATA_BUFFER_DESTRUCT(&want);
+    }
+}
+
 // --- blobs that must be refused --------------------------------------------------------
 
 TEST_F(GdsHash, TruncatedModexBlobIsRefusedAndStoresNothing) {
