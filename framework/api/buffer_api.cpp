@@ -74,14 +74,10 @@ pmix_status_t PMIx_Data_pack(const pmix_proc_t * /*target: one format for every 
                              pmix_data_buffer_t *buffer, void *src, int32_t num_vals,
                              pmix_data_type_t type) {
     if (buffer == nullptr || num_vals < 0) return PMIX_ERR_BAD_PARAM;
-    // One encoder per thread, its storage kept between calls (up to 64 KiB):
-    // callers pack field by field, and each call used to allocate one.
-    thread_local pmixpp::wire::Encoder enc;
-    enc.bytes().clear();
+    pmixpp::wire::Encoder enc;
     pmix_status_t rc = pmixpp::wire::pack(enc, type, src, static_cast<std::size_t>(num_vals));
-    if (rc == PMIX_SUCCESS) rc = append(buffer, enc.bytes());
-    if (enc.bytes().capacity() > 64 * 1024) std::vector<uint8_t>().swap(enc.bytes());
-    return rc;
+    if (rc != PMIX_SUCCESS) return rc;
+    return append(buffer, enc.bytes());
 }
 
 pmix_status_t PMIx_Data_unpack(const pmix_proc_t * /*source*/, pmix_data_buffer_t *buffer,

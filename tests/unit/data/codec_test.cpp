@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "samples.hpp"
@@ -420,50 +419,6 @@ TEST(Buffer, CopyPayloadOntoItselfDoublesIt) {
     while (PMIx_Data_unpack(nullptr, &a.b, &out, &n, PMIX_UINT8) == PMIX_SUCCESS)
         got.push_back(out);
     EXPECT_EQ(got, (std::vector<uint8_t>{1, 2, 1, 2}));
-}
-
-// PMIx_Data_pack keeps one encoder per thread between calls: what one call
-// encoded (or failed to) never reaches another call's buffer.
-TEST(Buffer, EachPackAppendsOnlyItsOwnBytes) {
-    Buffer big, small;
-    std::vector<char> bytes(200 * 1024, 'x');
-    pmix_byte_object_t bo{bytes.data(), bytes.size()};
-    ASSERT_EQ(PMIx_Data_pack(nullptr, &big.b, &bo, 1, PMIX_BYTE_OBJECT), PMIX_SUCCESS);
-    EXPECT_GT(big.b.bytes_used, bytes.size());
-    EXPECT_NE(PMIx_Data_pack(nullptr, &small.b, &bo, 1, static_cast<pmix_data_type_t>(0x7fff)),
-              PMIX_SUCCESS);
-    EXPECT_EQ(small.b.bytes_used, 0u);
-    uint8_t x = 9;
-    ASSERT_EQ(PMIx_Data_pack(nullptr, &small.b, &x, 1, PMIX_UINT8), PMIX_SUCCESS);
-    Buffer alone;
-    ASSERT_EQ(PMIx_Data_pack(nullptr, &alone.b, &x, 1, PMIX_UINT8), PMIX_SUCCESS);
-    ASSERT_EQ(small.b.bytes_used, alone.b.bytes_used);
-    EXPECT_EQ(std::memcmp(small.b.base_ptr, alone.b.base_ptr, alone.b.bytes_used), 0);
-}
-
-TEST(Buffer, ThreadsPackingAtOnceEachGetTheirOwnValues) {
-    constexpr int kThreads = 4, kEach = 2000;
-    std::vector<std::vector<uint32_t>> got(kThreads);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-        threads.emplace_back([t, &got] {
-            Buffer b;
-            for (uint32_t i = 0; i < kEach; ++i) {
-                uint32_t v = static_cast<uint32_t>(t) * 100000u + i;
-                if (PMIx_Data_pack(nullptr, &b.b, &v, 1, PMIX_UINT32) != PMIX_SUCCESS) return;
-            }
-            uint32_t v = 0;
-            int32_t n = 1;
-            while (PMIx_Data_unpack(nullptr, &b.b, &v, &n, PMIX_UINT32) == PMIX_SUCCESS)
-                got[static_cast<std::size_t>(t)].push_back(v);
-        });
-    }
-    for (auto &th : threads) th.join();
-    for (int t = 0; t < kThreads; ++t) {
-        ASSERT_EQ(got[static_cast<std::size_t>(t)].size(), static_cast<std::size_t>(kEach));
-        for (uint32_t i = 0; i < kEach; ++i)
-            EXPECT_EQ(got[static_cast<std::size_t>(t)][i], static_cast<uint32_t>(t) * 100000u + i);
-    }
 }
 
 TEST(Buffer, CreateAndReleaseMacrosFreeWhatPackAllocated) {
