@@ -684,7 +684,10 @@ pmix_status_t Client::put(pmix_scope_t scope, const char *key, const pmix_value_
     const pmix_status_t rc =
         store_->write([&](mca::gds::Module &m) { return m.store(self_, scope, key, value); })
             .code();
-    if (rc == PMIX_SUCCESS && scope != PMIX_INTERNAL) put_weight_ += put_weight(key, value);
+    if (rc == PMIX_SUCCESS && scope != PMIX_INTERNAL) {
+        put_weight_ += put_weight(key, value);
+        scopes_put_.fetch_or(1u << scope);
+    }
     return rc;
 }
 
@@ -737,9 +740,15 @@ pmix_status_t Client::commit() {
     bool whole = !pending;
     auto assemble = [&](const mca::gds::Module &m, bool changes) {
         if (split) {
-            local = m.assemble_modex_scope(me, PMIX_LOCAL, changes);
-            remote = m.assemble_modex_scope(me, PMIX_REMOTE, changes);
-            global = m.assemble_modex_scope(me, PMIX_GLOBAL, changes);
+            // A scope never Put with has nothing to assemble.
+            const unsigned used = scopes_put_.load();
+            auto scoped = [&](pmix_scope_t scope) {
+                return (used & (1u << scope)) != 0 ? m.assemble_modex_scope(me, scope, changes)
+                                                   : mca::Result<mca::gds::Blob>(mca::gds::Blob{});
+            };
+            local = scoped(PMIX_LOCAL);
+            remote = scoped(PMIX_REMOTE);
+            global = scoped(PMIX_GLOBAL);
         } else if (changes) {
             local = m.assemble_modex_pending(me, PMIX_LOCAL);
             remote = m.assemble_modex_pending(me, PMIX_REMOTE);

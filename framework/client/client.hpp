@@ -281,6 +281,9 @@ class Client {
     // whether the next commit goes `whole` is decided on it, so that only
     // the blobs that go are assembled (Client::commit).
     std::atomic<std::size_t> put_weight_{0};
+    // The scopes this process ever Put a value with (bit 1 << scope): a
+    // commit does not assemble a scope it never used (it would be empty).
+    std::atomic<unsigned> scopes_put_{0};
     std::vector<std::uint8_t> pub_bytes_;
     std::uint64_t pub_from_ = 0;
     bool pub_whole_ = false;
