@@ -20,21 +20,23 @@ namespace {
 // A segment's first three fields never change for a kind: packed once, each
 // segment starts with a copy of them (a commit writes a segment per scope).
 struct SegmentStart {
-    std::vector<char> bytes;
+    mutable pmix_data_buffer_t buffer;  // only read (PMIx_Data_copy_payload's source)
     pmix_status_t status = PMIX_SUCCESS;
 
     explicit SegmentStart(BlobKind kind) {
-        pmix_data_buffer_t b;
-        PMIX_DATA_BUFFER_CONSTRUCT(&b);
+        PMIX_DATA_BUFFER_CONSTRUCT(&buffer);
         char *name = const_cast<char *>(kBlobFormatName);
         std::uint16_t version = kBlobFormatVersion;
         auto kind_byte = static_cast<std::uint8_t>(kind);
-        status = PMIx_Data_pack(nullptr, &b, &name, 1, PMIX_STRING);
-        if (status == PMIX_SUCCESS) status = PMIx_Data_pack(nullptr, &b, &version, 1, PMIX_UINT16);
-        if (status == PMIX_SUCCESS) status = PMIx_Data_pack(nullptr, &b, &kind_byte, 1, PMIX_UINT8);
-        if (status == PMIX_SUCCESS) bytes.assign(b.base_ptr, b.base_ptr + b.bytes_used);
-        PMIX_DATA_BUFFER_DESTRUCT(&b);
+        status = PMIx_Data_pack(nullptr, &buffer, &name, 1, PMIX_STRING);
+        if (status == PMIX_SUCCESS)
+            status = PMIx_Data_pack(nullptr, &buffer, &version, 1, PMIX_UINT16);
+        if (status == PMIX_SUCCESS)
+            status = PMIx_Data_pack(nullptr, &buffer, &kind_byte, 1, PMIX_UINT8);
     }
+    ~SegmentStart() { PMIX_DATA_BUFFER_DESTRUCT(&buffer); }
+    SegmentStart(const SegmentStart &) = delete;
+    SegmentStart &operator=(const SegmentStart &) = delete;
 };
 
 const SegmentStart &segment_start(BlobKind kind) {
@@ -46,22 +48,14 @@ const SegmentStart &segment_start(BlobKind kind) {
 
 BlobWriter::BlobWriter(BlobKind kind, std::uint32_t count) {
     const SegmentStart &start = segment_start(kind);
-    if (start.status != PMIX_SUCCESS) {
-        failure_ = start.status;
-        failure_message_ = "gds_hash: cannot serialize a segment header: " +
-                           std::string(PMIx_Error_string(start.status));
+    pmix_status_t rc = start.status;
+    if (rc == PMIX_SUCCESS) rc = PMIx_Data_copy_payload(&buffer_, &start.buffer);
+    if (rc != PMIX_SUCCESS) {
+        failure_ = rc;
+        failure_message_ =
+            "gds_hash: cannot serialize a segment header: " + std::string(PMIx_Error_string(rc));
         return;
     }
-    // The buffer takes a malloc'd copy of the fixed fields (PMIx_Data_load).
-    auto *bytes = static_cast<char *>(std::malloc(start.bytes.size()));
-    if (bytes == nullptr) {
-        failure_ = PMIX_ERR_NOMEM;
-        failure_message_ = "gds_hash: out of memory";
-        return;
-    }
-    std::memcpy(bytes, start.bytes.data(), start.bytes.size());
-    pmix_byte_object_t header{bytes, start.bytes.size()};
-    PMIx_Data_load(&buffer_, &header);
     pack(&count, PMIX_UINT32, "the item count");
 }
 

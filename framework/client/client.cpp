@@ -490,14 +490,23 @@ bool Client::send_direct(Command command, std::span<const std::uint8_t> body,
     return send_direct_now(command, body, std::move(handler));
 }
 
-std::vector<std::uint8_t> Client::held_frame(const HeldCommit &h) {
-    // A commit's body (commit()), flagged kCommitCount: the count goes last.
+namespace {
+
+// A commit's body: bytes local, bytes remote, u8 flags[, bytes global]
+// (kCommitGlobal); a held one's count follows (held_frame).
+BodyWriter commit_body(const mca::gds::Blob &local, const mca::gds::Blob &remote,
+                       const mca::gds::Blob &global, std::uint8_t flags) {
     BodyWriter w;
-    w.bytes(std::span<const std::byte>(h.local))
-        .bytes(std::span<const std::byte>(h.remote))
-        .u8(h.flags);
-    if ((h.flags & wire::kCommitGlobal) != 0) w.bytes(std::span<const std::byte>(h.global));
-    return w.u32(h.count).take();
+    w.bytes(std::span<const std::byte>(local)).bytes(std::span<const std::byte>(remote)).u8(flags);
+    if ((flags & wire::kCommitGlobal) != 0) w.bytes(std::span<const std::byte>(global));
+    return w;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> Client::held_frame(const HeldCommit &h) {
+    // Flagged kCommitCount: the count goes last.
+    return commit_body(h.local, h.remote, h.global, h.flags).u32(h.count).take();
 }
 
 bool Client::flush_held_locked() {
@@ -734,9 +743,8 @@ pmix_status_t Client::commit() {
     // server replaces what it keeps of this process rather than appending,
     // without decoding anything (server/modex.hpp), so values Put again and
     // again do not pile up there, and its fence area is published whole
-    // (the rule fence_shm.cpp applies). Assembling the whole too costs at
-    // most twice those changes. Decided under the writer lock: the commits'
-    // order.
+    // (the rule fence_shm.cpp applies). Decided under the writer lock (the
+    // commits' order), before assembling: only what goes is assembled.
     bool whole = !pending;
     auto assemble = [&](const mca::gds::Module &m, bool changes) {
         if (split) {
@@ -844,12 +852,7 @@ pmix_status_t Client::commit() {
         return flush_held_locked() ? PMIX_SUCCESS : PMIX_ERR_LOST_CONNECTION;
     }
     if (!flush_held_locked()) return PMIX_ERR_LOST_CONNECTION;
-    BodyWriter w;
-    w.bytes(std::span<const std::byte>(local.value()))
-        .bytes(std::span<const std::byte>(remote.value()))
-        .u8(flags);
-    if (split) w.bytes(std::span<const std::byte>(global.value()));
-    auto body = w.take();
+    auto body = commit_body(local.value(), remote.value(), global.value(), flags).take();
     // Written from the caller's thread when nothing is queued before it (the
     // order of frames is kept, send_direct): the progress thread is not woken.
     if (send_direct_now(Command::commit, body, ReplyHandler())) return PMIX_SUCCESS;
